@@ -1,0 +1,490 @@
+//! The policy: pure data plus [`Policy::decide`].
+//!
+//! A tool declares what a call will touch as a list of [`Access`]es; the policy turns that list into
+//! one [`Decision`]. The strictest decision over all accesses wins (`Allow < Ask < Deny`).
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use globset::{GlobBuilder, GlobMatcher};
+use serde::{Deserialize, Serialize};
+
+use crate::workspace::WsPath;
+
+/// What the policy says about a call. Ordered so that `max` is the strictest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    /// Run it.
+    Allow,
+    /// Run it only if a human approves.
+    Ask,
+    /// Refuse it.
+    Deny,
+}
+
+/// How much a model may do without a human.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Autonomy {
+    /// Reads only; every write, command of medium or high risk, and network call is refused.
+    ReadOnly,
+    /// Reads and workspace writes run; deletes of trees, medium-risk commands and network calls to
+    /// hosts off the allow list ask; high-risk commands are refused.
+    Supervised,
+    /// Everything runs except what a deny rule or deny list names.
+    Full,
+}
+
+impl FromStr for Autonomy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "read_only" => Ok(Autonomy::ReadOnly),
+            "supervised" => Ok(Autonomy::Supervised),
+            "full" => Ok(Autonomy::Full),
+            other => Err(format!(
+                "unknown autonomy level `{other}`; use read_only, supervised or full"
+            )),
+        }
+    }
+}
+
+/// How dangerous a command is, as classified by the tool that runs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Risk {
+    /// Reads state (`ls`, `git status`).
+    Low,
+    /// Changes workspace state in a recoverable way (`git commit`, `cargo build`).
+    Medium,
+    /// Can destroy data or reach outside (`rm -rf`, `curl`, `sudo`).
+    High,
+}
+
+/// One thing a call will touch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Access {
+    /// Read a file or list a directory.
+    Read(WsPath),
+    /// Create or change a file or directory.
+    Write(WsPath),
+    /// Remove a file or directory.
+    Delete {
+        /// What is removed.
+        path: WsPath,
+        /// Whether a whole tree goes.
+        recursive: bool,
+    },
+    /// Run a command.
+    Execute {
+        /// The command line as given.
+        command: String,
+        /// The programs it runs, as the tool's parser found them.
+        programs: Vec<String>,
+        /// The tool's classification.
+        risk: Risk,
+    },
+    /// Talk to a network host.
+    Network {
+        /// Host name or address.
+        host: String,
+    },
+    /// Open a device node.
+    Device(PathBuf),
+    /// Change state that is neither a file nor a device (memory, schedules).
+    State {
+        /// What kind of state (`memory`, `cron`).
+        store: String,
+        /// Whether anything is written.
+        write: bool,
+    },
+}
+
+impl Access {
+    /// The string that rule patterns are matched against.
+    pub fn subject(&self) -> String {
+        match self {
+            Access::Read(p) | Access::Write(p) | Access::Delete { path: p, .. } => p.to_string(),
+            Access::Execute { command, .. } => command.clone(),
+            Access::Network { host } => host.clone(),
+            Access::Device(p) => p.display().to_string(),
+            Access::State { store, .. } => store.clone(),
+        }
+    }
+
+    fn is_path(&self) -> bool {
+        matches!(
+            self,
+            Access::Read(_) | Access::Write(_) | Access::Delete { .. } | Access::Device(_)
+        )
+    }
+}
+
+impl fmt::Display for Access {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Access::Read(p) => write!(f, "read {p}"),
+            Access::Write(p) => write!(f, "write {p}"),
+            Access::Delete { path, recursive } => {
+                write!(
+                    f,
+                    "delete {path}{}",
+                    if *recursive { " (recursive)" } else { "" }
+                )
+            }
+            Access::Execute { command, risk, .. } => write!(f, "run `{command}` ({risk:?} risk)"),
+            Access::Network { host } => write!(f, "connect to {host}"),
+            Access::Device(p) => write!(f, "open device {}", p.display()),
+            Access::State { store, write } => {
+                write!(f, "{} {store}", if *write { "change" } else { "read" })
+            }
+        }
+    }
+}
+
+/// A per-tool rule such as `shell(git status*)` or `file_write(src/**)`.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    tool: String,
+    pattern: Option<(String, GlobMatcher, GlobMatcher)>,
+    /// What the rule decides for the accesses it matches.
+    pub decision: Decision,
+}
+
+impl Rule {
+    /// Parses `tool` or `tool(pattern)`; `*` as the tool matches every tool.
+    ///
+    /// In the pattern, `*` matches within one path segment and `**` across segments for paths;
+    /// for commands and hosts `*` matches anything.
+    pub fn parse(spec: &str, decision: Decision) -> Result<Rule, String> {
+        let spec = spec.trim();
+        let (tool, pattern) = match spec.find('(') {
+            Some(open) => {
+                let Some(inner) = spec[open + 1..].strip_suffix(')') else {
+                    return Err(format!(
+                        "rule `{spec}` opens `(` without closing it; write it as `tool(pattern)`"
+                    ));
+                };
+                (&spec[..open], Some(inner))
+            }
+            None => (spec, None),
+        };
+        if tool.is_empty()
+            || !tool
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '*')
+        {
+            return Err(format!(
+                "rule `{spec}` has no valid tool name; write `tool` or `tool(pattern)`, e.g. `file_write(src/**)`"
+            ));
+        }
+        let pattern = match pattern {
+            None => None,
+            Some(p) => {
+                let build = |sep: bool| {
+                    GlobBuilder::new(p)
+                        .literal_separator(sep)
+                        .backslash_escape(true)
+                        .build()
+                        .map(|g| g.compile_matcher())
+                        .map_err(|e| format!("rule `{spec}` has a bad pattern: {e}"))
+                };
+                Some((p.to_string(), build(true)?, build(false)?))
+            }
+        };
+        Ok(Rule {
+            tool: tool.to_string(),
+            pattern,
+            decision,
+        })
+    }
+
+    fn matches(&self, tool: &str, access: &Access) -> bool {
+        if self.tool != "*" && self.tool != tool {
+            return false;
+        }
+        match &self.pattern {
+            None => true,
+            Some((_, path_glob, text_glob)) => {
+                let subject = access.subject();
+                if access.is_path() {
+                    path_glob.is_match(&subject)
+                } else {
+                    text_glob.is_match(&subject)
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.pattern {
+            Some((p, _, _)) => write!(f, "{}({p})", self.tool),
+            None => f.write_str(&self.tool),
+        }
+    }
+}
+
+/// The policy's answer, with the reason a human or model can read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    /// The strictest decision over all accesses.
+    pub decision: Decision,
+    /// Why, in one sentence (empty for a plain allow).
+    pub reason: String,
+    /// The accesses that made the decision what it is.
+    pub accesses: Vec<String>,
+}
+
+/// Pure data describing what a model may do, plus [`Policy::decide`].
+///
+/// There is deliberately no `Default`: the composition root builds a policy from configuration,
+/// starting from [`Policy::read_only`], [`Policy::supervised`] or [`Policy::full`].
+#[derive(Debug, Clone)]
+pub struct Policy {
+    /// The autonomy level.
+    pub autonomy: Autonomy,
+    /// Per-tool rules, checked for every access; a matching rule replaces the autonomy level's
+    /// baseline decision for that access (the strictest matching rule wins). In `read_only`, rules
+    /// cannot allow anything beyond reads.
+    pub rules: Vec<Rule>,
+    /// Programs that may run at any risk level (still subject to `read_only`).
+    pub allowed_commands: Vec<String>,
+    /// Programs that never run.
+    pub denied_commands: Vec<String>,
+    /// The highest command risk that runs without asking in `supervised` mode.
+    pub auto_approve_risk: Risk,
+    /// Whether `supervised` mode may ask about high-risk commands instead of refusing them.
+    pub ask_for_high_risk: bool,
+    /// Hosts that network tools may reach without asking: `example.com` (and its subdomains),
+    /// `*.example.com` (subdomains only) or `*` (any public host).
+    pub allowed_hosts: Vec<String>,
+    /// Device nodes hardware tools may open.
+    pub allowed_devices: Vec<PathBuf>,
+    /// Whether writes inside `.git/` directories (hooks, config) are allowed.
+    pub allow_git_internals: bool,
+}
+
+impl Policy {
+    fn with_autonomy(autonomy: Autonomy) -> Policy {
+        Policy {
+            autonomy,
+            rules: Vec::new(),
+            allowed_commands: Vec::new(),
+            denied_commands: Vec::new(),
+            auto_approve_risk: Risk::Low,
+            ask_for_high_risk: false,
+            allowed_hosts: Vec::new(),
+            allowed_devices: Vec::new(),
+            allow_git_internals: false,
+        }
+    }
+
+    /// Reads only.
+    pub fn read_only() -> Policy {
+        Policy::with_autonomy(Autonomy::ReadOnly)
+    }
+
+    /// The usual interactive setting: see [`Autonomy::Supervised`].
+    pub fn supervised() -> Policy {
+        Policy::with_autonomy(Autonomy::Supervised)
+    }
+
+    /// Everything but the deny lists: see [`Autonomy::Full`].
+    pub fn full() -> Policy {
+        Policy::with_autonomy(Autonomy::Full)
+    }
+
+    /// Adds a rule; see [`Rule::parse`].
+    pub fn rule(mut self, spec: &str, decision: Decision) -> Result<Policy, String> {
+        self.rules.push(Rule::parse(spec, decision)?);
+        Ok(self)
+    }
+
+    /// Decides a call of `tool` that touches `accesses`.
+    ///
+    /// A call with no accesses is allowed (it touches nothing). The strictest decision wins.
+    pub fn decide(&self, tool: &str, accesses: &[Access]) -> Verdict {
+        let mut decision = Decision::Allow;
+        let mut reasons: Vec<String> = Vec::new();
+        let mut culprits: Vec<String> = Vec::new();
+        for access in accesses {
+            let (d, why) = self.decide_one(tool, access);
+            if d > decision {
+                decision = d;
+                reasons.clear();
+                culprits.clear();
+            }
+            if d == decision && d != Decision::Allow {
+                if !reasons.contains(&why) {
+                    reasons.push(why);
+                }
+                culprits.push(access.to_string());
+            }
+        }
+        Verdict {
+            decision,
+            reason: reasons.join("; "),
+            accesses: culprits,
+        }
+    }
+
+    fn decide_one(&self, tool: &str, access: &Access) -> (Decision, String) {
+        // Hard limits that no rule relaxes.
+        if let Access::Execute { programs, .. } = access
+            && let Some(p) = programs
+                .iter()
+                .find(|p| self.command_listed(&self.denied_commands, p))
+        {
+            return (
+                Decision::Deny,
+                format!("`{p}` is on the denied command list"),
+            );
+        }
+        if let Access::Device(dev) = access
+            && !self.allowed_devices.iter().any(|d| d == dev)
+        {
+            return (
+                Decision::Deny,
+                format!(
+                    "{} is not on the device allow list (policy.allowed_devices)",
+                    dev.display()
+                ),
+            );
+        }
+        if self.autonomy == Autonomy::ReadOnly && !self.is_read(access) {
+            return (
+                Decision::Deny,
+                "the policy is read_only, so only reads run; ask the user to raise autonomy to supervised".into(),
+            );
+        }
+        if let Access::Write(path) | Access::Delete { path, .. } = access
+            && !path.root_writable()
+        {
+            return (
+                Decision::Deny,
+                format!("{path} is in a read-only root; write inside the workspace instead"),
+            );
+        }
+
+        // Rules replace the baseline; the strictest matching rule wins.
+        let ruled = self
+            .rules
+            .iter()
+            .filter(|r| r.matches(tool, access))
+            .max_by_key(|r| r.decision);
+        if let Some(rule) = ruled {
+            return (
+                rule.decision,
+                format!("the rule `{rule}` says {:?}", rule.decision).to_lowercase(),
+            );
+        }
+        self.baseline(access)
+    }
+
+    fn is_read(&self, access: &Access) -> bool {
+        match access {
+            Access::Read(_) => true,
+            Access::Execute { programs, risk, .. } => {
+                *risk == Risk::Low
+                    && programs
+                        .iter()
+                        .all(|p| !self.command_listed(&self.denied_commands, p))
+            }
+            Access::State { write, .. } => !write,
+            Access::Network { .. } => false,
+            Access::Device(_) => false,
+            Access::Write(_) | Access::Delete { .. } => false,
+        }
+    }
+
+    fn baseline(&self, access: &Access) -> (Decision, String) {
+        let allow = (Decision::Allow, String::new());
+        let full = self.autonomy == Autonomy::Full;
+        match access {
+            Access::Read(_) => allow,
+            Access::Write(path) | Access::Delete { path, .. }
+                if !self.allow_git_internals && path.is_git_internal() =>
+            {
+                (
+                    Decision::Deny,
+                    format!(
+                        "{path} is inside a .git directory (hooks and config run programs); use the git tools, or set policy.allow_git_internals"
+                    ),
+                )
+            }
+            Access::Write(_) => allow,
+            Access::Delete { recursive, .. } => {
+                if *recursive && !full {
+                    (
+                        Decision::Ask,
+                        "deleting a whole directory tree needs approval in supervised mode".into(),
+                    )
+                } else {
+                    allow
+                }
+            }
+            Access::Execute { programs, risk, .. } => {
+                if full
+                    || (!programs.is_empty()
+                        && programs
+                            .iter()
+                            .all(|p| self.command_listed(&self.allowed_commands, p)))
+                    || *risk <= self.auto_approve_risk
+                {
+                    allow
+                } else if *risk == Risk::High && !self.ask_for_high_risk {
+                    (
+                        Decision::Deny,
+                        "high-risk commands are refused in supervised mode; use a safer command, or add the program to policy.allowed_commands".into(),
+                    )
+                } else {
+                    (
+                        Decision::Ask,
+                        format!("{risk:?}-risk commands need approval in supervised mode")
+                            .to_lowercase(),
+                    )
+                }
+            }
+            Access::Network { host } => {
+                if full || self.host_allowed(host) {
+                    allow
+                } else {
+                    (
+                        Decision::Ask,
+                        format!("{host} is not on the host allow list (policy.allowed_hosts)"),
+                    )
+                }
+            }
+            Access::Device(_) => allow,
+            Access::State { .. } => allow,
+        }
+    }
+
+    fn command_listed(&self, list: &[String], program: &str) -> bool {
+        let base = Path::new(program)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| program.to_string());
+        list.iter().any(|c| c == program || *c == base)
+    }
+
+    /// Whether `host` is on the allow list, with a dot boundary for subdomains.
+    pub fn host_allowed(&self, host: &str) -> bool {
+        let host = host.trim_end_matches('.').to_ascii_lowercase();
+        self.allowed_hosts.iter().any(|entry| {
+            let entry = entry.trim_end_matches('.').to_ascii_lowercase();
+            if entry == "*" {
+                true
+            } else if let Some(suffix) = entry.strip_prefix("*.") {
+                host.len() > suffix.len() + 1 && host.ends_with(&format!(".{suffix}"))
+            } else {
+                host == entry || host.ends_with(&format!(".{entry}"))
+            }
+        })
+    }
+}

@@ -1,0 +1,455 @@
+//! Schemas: derived from a tool's `Args`, normalised once, exported per provider.
+//!
+//! The canonical schema (what [`crate::ToolSpec::input_schema`] holds and what arguments are
+//! validated against) is JSON Schema 2020-12 with every `$ref` inlined, every object closed with
+//! `additionalProperties: false`, and Rust-only `format`s (`uint32`, `double`…) removed.
+//! [`export`] rewrites it for each provider's dialect; those rewrites only ever *drop* constraints
+//! a provider rejects, because arguments are always validated against the canonical schema.
+
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
+use serde_json::{Map, Value, json};
+
+use crate::spec::ToolSpec;
+
+/// The schema dialect of an LLM provider or protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Provider {
+    /// OpenAI function calling, usable with `strict: true`.
+    OpenAi,
+    /// Anthropic tool use.
+    Anthropic,
+    /// Google Gemini function declarations (an OpenAPI subset).
+    Gemini,
+    /// Model Context Protocol `tools/list` entries.
+    Mcp,
+}
+
+impl Provider {
+    /// All dialects.
+    pub const ALL: [Provider; 4] = [
+        Provider::OpenAi,
+        Provider::Anthropic,
+        Provider::Gemini,
+        Provider::Mcp,
+    ];
+
+    /// The lower-case name used on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Provider::OpenAi => "openai",
+            Provider::Anthropic => "anthropic",
+            Provider::Gemini => "gemini",
+            Provider::Mcp => "mcp",
+        }
+    }
+
+    /// Parses `openai`, `anthropic`, `gemini` or `mcp`.
+    pub fn parse(s: &str) -> Option<Provider> {
+        Provider::ALL.into_iter().find(|p| p.as_str() == s)
+    }
+}
+
+const KEPT_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "email",
+    "uri",
+    "uuid",
+    "hostname",
+    "ipv4",
+    "ipv6",
+];
+
+/// Derives and normalises the argument schema of `T`.
+pub fn derive<T: JsonSchema>() -> Value {
+    let settings = SchemaSettings::draft2020_12().with(|s| {
+        s.inline_subschemas = true;
+        s.meta_schema = None;
+    });
+    let schema = settings.into_generator().into_root_schema_for::<T>();
+    normalize(serde_json::to_value(schema).unwrap_or_else(|_| json!({"type": "object"})))
+}
+
+/// Normalises any object schema into the canonical form (also used for remote MCP tools).
+pub fn normalize(schema: Value) -> Value {
+    let mut schema = schema;
+    let defs = schema
+        .as_object_mut()
+        .and_then(|o| o.remove("$defs").or_else(|| o.remove("definitions")));
+    if let Some(defs) = &defs {
+        inline_refs(&mut schema, defs, 0);
+    }
+    if let Some(o) = schema.as_object_mut() {
+        o.remove("$schema");
+        o.remove("title");
+        o.remove("$id");
+        o.entry("type").or_insert_with(|| json!("object"));
+        o.entry("properties").or_insert_with(|| json!({}));
+    }
+    tidy(&mut schema);
+    schema
+}
+
+fn inline_refs(node: &mut Value, defs: &Value, depth: usize) {
+    if depth > 32 {
+        return;
+    }
+    match node {
+        Value::Object(o) => {
+            if let Some(Value::String(r)) = o.get("$ref") {
+                let name = r.rsplit('/').next().unwrap_or_default();
+                if let Some(target) = defs.get(name) {
+                    let mut target = target.clone();
+                    inline_refs(&mut target, defs, depth + 1);
+                    o.remove("$ref");
+                    if let Value::Object(t) = target {
+                        for (k, v) in t {
+                            o.entry(k).or_insert(v);
+                        }
+                    }
+                }
+            }
+            for v in o.values_mut() {
+                inline_refs(v, defs, depth + 1);
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(|v| inline_refs(v, defs, depth + 1)),
+        _ => {}
+    }
+}
+
+/// Closes objects and drops Rust-only formats, recursively.
+fn tidy(node: &mut Value) {
+    match node {
+        Value::Object(o) => {
+            if let Some(Value::String(f)) = o.get("format")
+                && !KEPT_FORMATS.contains(&f.as_str())
+            {
+                o.remove("format");
+            }
+            let is_object = o.contains_key("properties") || o.get("type") == Some(&json!("object"));
+            if is_object && !o.contains_key("additionalProperties") {
+                o.insert("additionalProperties".into(), Value::Bool(false));
+            }
+            for (k, v) in o.iter_mut() {
+                // Skip literal data: `enum`, `const`, `default` and `examples` hold values, not schemas.
+                if !matches!(k.as_str(), "enum" | "const" | "default" | "examples") {
+                    tidy(v);
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(tidy),
+        _ => {}
+    }
+}
+
+/// The tool entry in `provider`'s dialect.
+pub fn export(spec: &ToolSpec, provider: Provider) -> Value {
+    match provider {
+        Provider::Mcp => json!({
+            "name": spec.name,
+            "description": spec.description,
+            "inputSchema": spec.input_schema,
+            "annotations": {
+                "readOnlyHint": spec.annotations.read_only,
+                "destructiveHint": spec.annotations.destructive,
+                "idempotentHint": spec.annotations.idempotent,
+                "openWorldHint": spec.annotations.open_world,
+            }
+        }),
+        Provider::Anthropic => json!({
+            "name": spec.name,
+            "description": spec.description,
+            "input_schema": spec.input_schema,
+        }),
+        Provider::OpenAi => json!({
+            "type": "function",
+            "function": {
+                "name": spec.name,
+                "description": spec.description,
+                "parameters": openai_strict(&spec.input_schema),
+                "strict": true,
+            }
+        }),
+        Provider::Gemini => json!({
+            "name": spec.name,
+            "description": spec.description,
+            "parameters": gemini(&spec.input_schema),
+        }),
+    }
+}
+
+const OPENAI_KEYWORDS: &[&str] = &[
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "enum",
+    "const",
+    "anyOf",
+    "description",
+    "pattern",
+    "format",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minItems",
+    "maxItems",
+];
+
+/// OpenAI strict mode: every property required, optional ones made nullable, objects closed,
+/// unsupported keywords dropped (defaults move into the description).
+fn openai_strict(schema: &Value) -> Value {
+    let Value::Object(src) = schema else {
+        return schema.clone();
+    };
+    let mut out = Map::new();
+    let mut description = src
+        .get("description")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    if let Some(default) = src.get("default") {
+        description = Some(with_default(description, default));
+    }
+    for (k, v) in src {
+        if !OPENAI_KEYWORDS.contains(&k.as_str()) || k == "description" {
+            continue;
+        }
+        let v = match k.as_str() {
+            "properties" => {
+                let required: Vec<&str> = src
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .map(|a| a.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default();
+                let mut props = Map::new();
+                for (name, prop) in v.as_object().into_iter().flatten() {
+                    let mut p = openai_strict(prop);
+                    if !required.contains(&name.as_str()) {
+                        make_nullable(&mut p);
+                    }
+                    props.insert(name.clone(), p);
+                }
+                Value::Object(props)
+            }
+            "items" => openai_strict(v),
+            "anyOf" => Value::Array(
+                v.as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(openai_strict)
+                    .collect(),
+            ),
+            _ => v.clone(),
+        };
+        out.insert(k.clone(), v);
+    }
+    if let Some(Value::Object(props)) = out.get("properties") {
+        let all: Vec<Value> = props.keys().map(|k| Value::String(k.clone())).collect();
+        out.insert("required".into(), Value::Array(all));
+        out.insert("additionalProperties".into(), Value::Bool(false));
+    }
+    if let Some(d) = description {
+        out.insert("description".into(), Value::String(d));
+    }
+    Value::Object(out)
+}
+
+fn make_nullable(p: &mut Value) {
+    let Value::Object(o) = p else { return };
+    match o.get_mut("type") {
+        Some(Value::String(t)) => {
+            if t != "null" {
+                let t = t.clone();
+                o.insert("type".into(), json!([t, "null"]));
+            }
+        }
+        Some(Value::Array(ts)) => {
+            if !ts.contains(&json!("null")) {
+                ts.push(json!("null"));
+            }
+        }
+        _ => {
+            if let Some(Value::Array(variants)) = o.get_mut("anyOf") {
+                if !variants
+                    .iter()
+                    .any(|v| v.get("type") == Some(&json!("null")))
+                {
+                    variants.push(json!({"type": "null"}));
+                }
+            } else {
+                let inner = Value::Object(std::mem::take(o));
+                o.insert("anyOf".into(), json!([inner, {"type": "null"}]));
+            }
+        }
+    }
+    if let Some(Value::Array(values)) = o.get_mut("enum")
+        && !values.contains(&Value::Null)
+    {
+        values.push(Value::Null);
+    }
+}
+
+const GEMINI_KEYWORDS: &[&str] = &[
+    "type",
+    "format",
+    "description",
+    "nullable",
+    "enum",
+    "properties",
+    "required",
+    "items",
+    "minItems",
+    "maxItems",
+    "minimum",
+    "maximum",
+    "anyOf",
+];
+
+/// Gemini: an OpenAPI 3 subset. Type unions with null become `nullable`, `const` becomes a
+/// one-value `enum`, and everything Gemini rejects (`additionalProperties`, `default`, `pattern`,
+/// length limits…) is dropped; defaults move into the description.
+fn gemini(schema: &Value) -> Value {
+    let Value::Object(src) = schema else {
+        return schema.clone();
+    };
+    let mut out = Map::new();
+    let mut description = src
+        .get("description")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    if let Some(default) = src.get("default") {
+        description = Some(with_default(description, default));
+    }
+    let mut nullable = false;
+    for (k, v) in src {
+        match k.as_str() {
+            "type" => match v {
+                Value::Array(ts) => {
+                    let non_null: Vec<&Value> = ts.iter().filter(|t| *t != "null").collect();
+                    nullable |= non_null.len() < ts.len();
+                    if let Some(first) = non_null.first() {
+                        out.insert("type".into(), (*first).clone());
+                    }
+                }
+                other => {
+                    out.insert("type".into(), other.clone());
+                }
+            },
+            "const" => {
+                out.insert("enum".into(), json!([v]));
+            }
+            "enum" => {
+                let values: Vec<Value> = v
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|x| !x.is_null())
+                    .cloned()
+                    .collect();
+                nullable |= v.as_array().is_some_and(|a| a.contains(&Value::Null));
+                out.insert("enum".into(), Value::Array(values));
+            }
+            "format" if v == "date-time" => {
+                out.insert("format".into(), v.clone());
+            }
+            "properties" => {
+                let props: Map<String, Value> = v
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .map(|(name, p)| (name.clone(), gemini(p)))
+                    .collect();
+                out.insert("properties".into(), Value::Object(props));
+            }
+            "items" => {
+                out.insert("items".into(), gemini(v));
+            }
+            "anyOf" => {
+                let variants: Vec<Value> = v
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|x| {
+                        let is_null = x.get("type") == Some(&json!("null"));
+                        nullable |= is_null;
+                        !is_null
+                    })
+                    .map(gemini)
+                    .collect();
+                if variants.len() == 1 {
+                    if let Value::Object(only) = variants.into_iter().next().unwrap_or_default() {
+                        for (k2, v2) in only {
+                            out.entry(k2).or_insert(v2);
+                        }
+                    }
+                } else if !variants.is_empty() {
+                    out.insert("anyOf".into(), Value::Array(variants));
+                }
+            }
+            "description" | "default" => {}
+            other if GEMINI_KEYWORDS.contains(&other) => {
+                out.insert(k.clone(), v.clone());
+            }
+            _ => {}
+        }
+    }
+    if nullable {
+        out.insert("nullable".into(), Value::Bool(true));
+    }
+    if let Some(d) = description {
+        out.insert("description".into(), Value::String(d));
+    }
+    Value::Object(out)
+}
+
+fn with_default(description: Option<String>, default: &Value) -> String {
+    let note = format!("Default: {default}.");
+    match description {
+        Some(d) if !d.is_empty() => {
+            if d.ends_with('.') {
+                format!("{d} {note}")
+            } else {
+                format!("{d}. {note}")
+            }
+        }
+        _ => note,
+    }
+}
+
+/// Removes `null` values of optional properties (recursively, guided by the schema), so that a
+/// provider in strict mode may send `null` for "not given".
+pub fn strip_optional_nulls(value: &mut Value, schema: &Value) {
+    match value {
+        Value::Object(obj) => {
+            let required: Vec<&str> = schema
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let props = schema.get("properties").and_then(Value::as_object);
+            obj.retain(|k, v| !v.is_null() || required.contains(&k.as_str()));
+            if let Some(props) = props {
+                for (k, v) in obj.iter_mut() {
+                    if let Some(s) = props.get(k) {
+                        strip_optional_nulls(v, s);
+                    }
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items") {
+                for v in items {
+                    strip_optional_nulls(v, item_schema);
+                }
+            }
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,378 @@
+//! The layer stack every call goes through, outermost first:
+//!
+//! 1. **audit** — records every call, including refusals and timeouts;
+//! 2. **validate** — strict JSON, schema check with field paths, typed parse, access list;
+//! 3. **permission** — the policy decides; `Ask` goes to the [`Approver`] (its time is not
+//!    charged to the tool);
+//! 4. **rate limit** — calls per minute;
+//! 5. **timeout / cancel** — the deadline and the caller's cancellation stop the tool (its task
+//!    is aborted, and child processes die with their process group);
+//! 6. **truncate** — head + tail, UTF-8 safe, innermost so the model and the audit log see the
+//!    same output;
+//! 7. the tool.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::approve::{Approval, Approver, NoApprover};
+use crate::context::ToolContext;
+use crate::error::{ApprovalRequest, ErrorKind, ToolError};
+use crate::output::{Content, ToolOutput};
+use crate::policy::Decision;
+use crate::registry::Registry;
+
+/// One line of the audit log.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct AuditRecord {
+    /// The call's id.
+    pub call_id: String,
+    /// The tool name as called.
+    pub tool: String,
+    /// The policy's decision, when the call got that far.
+    pub decision: Option<Decision>,
+    /// Whether a human approved it.
+    pub approved: bool,
+    /// What the call touched (or wanted to).
+    pub accesses: Vec<String>,
+    /// `ok` or the error kind.
+    pub outcome: String,
+    /// The error's message, for failures.
+    pub error: Option<String>,
+    /// Wall time, including approval.
+    pub duration_ms: u64,
+    /// Bytes of text output returned.
+    pub output_bytes: usize,
+    /// Whether the output was cut.
+    pub truncated: bool,
+}
+
+/// Where audit records go.
+pub trait AuditSink: Send + Sync + fmt::Debug {
+    /// Records one finished call.
+    fn record(&self, record: &AuditRecord);
+}
+
+/// Writes audit records as `tracing` events (target `toolshed::audit`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TracingAudit;
+
+impl AuditSink for TracingAudit {
+    fn record(&self, r: &AuditRecord) {
+        tracing::info!(
+            target: "toolshed::audit",
+            call_id = %r.call_id,
+            tool = %r.tool,
+            decision = ?r.decision,
+            outcome = %r.outcome,
+            duration_ms = r.duration_ms,
+            output_bytes = r.output_bytes,
+            truncated = r.truncated,
+            "tool call"
+        );
+    }
+}
+
+/// Keeps audit records in memory (tests, the agent's transcript).
+#[derive(Debug, Clone, Default)]
+pub struct MemoryAudit(Arc<Mutex<Vec<AuditRecord>>>);
+
+impl MemoryAudit {
+    /// The records so far.
+    pub fn records(&self) -> Vec<AuditRecord> {
+        self.0.lock().map(|v| v.clone()).unwrap_or_default()
+    }
+}
+
+impl AuditSink for MemoryAudit {
+    fn record(&self, record: &AuditRecord) {
+        if let Ok(mut v) = self.0.lock() {
+            v.push(record.clone());
+        }
+    }
+}
+
+/// A sliding-window limit of calls per minute.
+#[derive(Debug)]
+struct RateLimiter {
+    per_minute: usize,
+    window: Mutex<VecDeque<Instant>>,
+}
+
+impl RateLimiter {
+    fn check(&self) -> Result<(), ToolError> {
+        let now = Instant::now();
+        let minute = Duration::from_secs(60);
+        let mut w = self
+            .window
+            .lock()
+            .map_err(|_| ToolError::internal("rate limiter lock poisoned"))?;
+        while w.front().is_some_and(|t| now.duration_since(*t) >= minute) {
+            w.pop_front();
+        }
+        if w.len() >= self.per_minute {
+            let wait = w
+                .front()
+                .map(|t| minute.saturating_sub(now.duration_since(*t)))
+                .unwrap_or(minute);
+            return Err(ToolError::Failed(format!(
+                "The rate limit of {} calls per minute is reached; wait {} seconds before the next call.",
+                self.per_minute,
+                wait.as_secs().max(1)
+            )));
+        }
+        w.push_back(now);
+        Ok(())
+    }
+}
+
+/// The registry plus the layers around it. Cheap to share behind an `Arc`.
+#[derive(Debug)]
+pub struct Stack {
+    registry: Registry,
+    approver: Arc<dyn Approver>,
+    audit: Arc<dyn AuditSink>,
+    rate: Option<RateLimiter>,
+}
+
+impl Stack {
+    /// A stack over `registry` that asks no one (every `Ask` fails with `needs_approval`) and
+    /// audits to `tracing`.
+    pub fn new(registry: Registry) -> Self {
+        Stack {
+            registry,
+            approver: Arc::new(NoApprover),
+            audit: Arc::new(TracingAudit),
+            rate: None,
+        }
+    }
+
+    /// Sets who answers `Ask`.
+    pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = approver;
+        self
+    }
+
+    /// Sets where audit records go.
+    pub fn with_audit(mut self, audit: Arc<dyn AuditSink>) -> Self {
+        self.audit = audit;
+        self
+    }
+
+    /// Limits calls per minute across all tools.
+    pub fn with_rate_limit(mut self, per_minute: std::num::NonZeroU32) -> Self {
+        self.rate = Some(RateLimiter {
+            per_minute: per_minute.get() as usize,
+            window: Mutex::new(VecDeque::new()),
+        });
+        self
+    }
+
+    /// The registry.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// Calls `name` with a raw JSON argument document (parsed strictly: duplicate keys and absurd
+    /// nesting are refused).
+    pub async fn call_json(
+        &self,
+        name: &str,
+        raw_args: &str,
+        ctx: ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let started = Instant::now();
+        let mut trace = Trace::default();
+        let result = match crate::args::parse_strict(
+            raw_args,
+            ctx.limits.max_json_depth,
+            ctx.limits.max_args_bytes,
+        ) {
+            Ok(args) => self.inner(name, args, &ctx, &mut trace).await,
+            Err(e) => Err(e),
+        };
+        self.audit(name, &ctx, &trace, &result, started);
+        result
+    }
+
+    /// Calls `name` with parsed arguments through every layer.
+    pub async fn call(
+        &self,
+        name: &str,
+        args: Value,
+        ctx: ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let started = Instant::now();
+        let mut trace = Trace::default();
+        let result = self.inner(name, args, &ctx, &mut trace).await;
+        self.audit(name, &ctx, &trace, &result, started);
+        result
+    }
+
+    fn audit(
+        &self,
+        name: &str,
+        ctx: &ToolContext,
+        trace: &Trace,
+        result: &Result<ToolOutput, ToolError>,
+        started: Instant,
+    ) {
+        if let Err(ToolError::Internal(source)) = result {
+            tracing::error!(call_id = %ctx.call_id, tool = name, error = %source, "internal error in tool");
+        }
+        let record = AuditRecord {
+            call_id: ctx.call_id.clone(),
+            tool: name.to_string(),
+            decision: trace.decision,
+            approved: trace.approved,
+            accesses: trace.accesses.clone(),
+            outcome: match result {
+                Ok(_) => "ok".into(),
+                Err(e) => e.kind().as_str().into(),
+            },
+            error: result.as_ref().err().map(|e| e.to_string()),
+            duration_ms: started.elapsed().as_millis() as u64,
+            output_bytes: result.as_ref().map(|o| o.text_bytes()).unwrap_or(0),
+            truncated: result.as_ref().is_ok_and(|o| o.truncated.is_some()),
+        };
+        self.audit.record(&record);
+    }
+
+    async fn inner(
+        &self,
+        name: &str,
+        args: Value,
+        ctx: &ToolContext,
+        trace: &mut Trace,
+    ) -> Result<ToolOutput, ToolError> {
+        // Validate: schema first, then the typed parse and the access list.
+        let entry = self.registry.entry(name)?;
+        let args = entry.check(args)?;
+        let prepared = entry.tool.prepare(ctx, args)?;
+        trace.accesses = prepared.accesses.iter().map(ToString::to_string).collect();
+
+        // Permission.
+        let verdict = ctx.policy.decide(&entry.spec.name, &prepared.accesses);
+        trace.decision = Some(verdict.decision);
+        match verdict.decision {
+            Decision::Allow => {}
+            Decision::Deny => {
+                return Err(ToolError::Denied(format!(
+                    "The policy refused `{name}`: {} ({}). Do not retry the same call; choose another way or ask the user.",
+                    verdict.reason,
+                    verdict.accesses.join("; ")
+                )));
+            }
+            Decision::Ask => {
+                let request = ApprovalRequest {
+                    tool: name.to_string(),
+                    summary: verdict.accesses.clone(),
+                    reason: verdict.reason.clone(),
+                };
+                match self.approver.approve(&request).await {
+                    Approval::Approved => trace.approved = true,
+                    Approval::Refused(why) => {
+                        return Err(ToolError::Denied(format!(
+                            "The user refused `{name}`{}. Do not retry it; ask the user what to do instead.",
+                            why.map(|w| format!(": {w}")).unwrap_or_default()
+                        )));
+                    }
+                    Approval::Unavailable => return Err(ToolError::NeedsApproval(request)),
+                }
+            }
+        }
+
+        // Rate limit.
+        if let Some(rate) = &self.rate {
+            rate.check()?;
+        }
+
+        // Timeout and cancellation. The tool runs as its own task so that a deadline or a
+        // cancellation can abort it and a panic cannot take the caller down.
+        let deadline = prepared
+            .timeout
+            .unwrap_or(ctx.limits.call_timeout)
+            .min(ctx.limits.max_timeout);
+        let call_ctx = ToolContext {
+            cancel: ctx.cancel.child_token(),
+            ..ctx.clone()
+        };
+        let token = call_ctx.cancel.clone();
+        let max_output = ctx.limits.max_output_bytes;
+        let mut task = tokio::spawn(async move {
+            let out = prepared.run(call_ctx).await?;
+            Ok(truncate_output(out, max_output))
+        });
+        tokio::select! {
+            joined = &mut task => match joined {
+                Ok(result) => result,
+                Err(e) if e.is_panic() => Err(ToolError::internal(format!("the tool `{name}` panicked"))),
+                Err(_) => Err(ToolError::Cancelled),
+            },
+            () = tokio::time::sleep(deadline) => {
+                token.cancel();
+                task.abort();
+                Err(ToolError::Timeout(format!(
+                    "`{name}` did not finish within {} s and was stopped; narrow the request, or ask for a longer timeout if the tool takes one.",
+                    deadline.as_secs_f64()
+                )))
+            }
+            () = ctx.cancel.cancelled() => {
+                token.cancel();
+                task.abort();
+                Err(ToolError::Cancelled)
+            }
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Trace {
+    decision: Option<Decision>,
+    approved: bool,
+    accesses: Vec<String>,
+}
+
+/// The truncation layer: cuts text parts head + tail so their total stays within `max_bytes`.
+pub fn truncate_output(mut out: ToolOutput, max_bytes: usize) -> ToolOutput {
+    let total = out.text_bytes();
+    if total <= max_bytes {
+        return out;
+    }
+    let parts = out
+        .content
+        .iter()
+        .filter(|c| matches!(c, Content::Text { .. }))
+        .count()
+        .max(1);
+    let budget = max_bytes / parts;
+    let mut info = None;
+    for part in &mut out.content {
+        if let Content::Text { text } = part {
+            let (cut, t) = crate::truncate::head_tail(
+                text,
+                budget,
+                "the output was too long; narrow the request (a smaller range, a more specific pattern or path) to see the omitted part",
+            );
+            if t.is_some() {
+                *text = cut;
+                info = info.or(t);
+            }
+        }
+    }
+    if out.truncated.is_none()
+        && let Some(mut t) = info
+    {
+        t.original_bytes = total as u64;
+        out.truncated = Some(t);
+    }
+    out
+}
+
+/// Whether an error kind is one the model caused (as opposed to a fault in Toolshed).
+pub fn is_model_visible(kind: ErrorKind) -> bool {
+    kind != ErrorKind::Internal
+}

@@ -1,0 +1,611 @@
+//! Path confinement: every path a tool touches is resolved here.
+//!
+//! A [`Workspace`] has one or more roots (the workspace itself first, then configured extra
+//! roots) and a [`Backend`] that stores the files: the local directory ([`LocalFs`]) or another
+//! implementation such as a SQLite virtual filesystem. Tools never open a path themselves: they
+//! turn the model's string into a [`WsPath`] with [`Workspace::resolve`], then ask the workspace to
+//! read, write or list it.
+//!
+//! The string check in `resolve` is only the first gate (it refuses NUL and control bytes, `..`
+//! components and absolute paths outside every root). The local backend then opens every path with
+//! `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)` relative to a directory descriptor held
+//! for the root, so the kernel itself refuses symbolic links that lead out, and a link swapped in
+//! between a check and a use cannot redirect the open.
+
+mod local;
+
+use std::fmt;
+use std::io::{self, Read, Seek};
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+pub use local::LocalFs;
+
+use crate::error::ToolError;
+
+/// A readable, seekable file handle.
+pub trait ReadSeek: Read + Seek + Send {}
+impl<T: Read + Seek + Send> ReadSeek for T {}
+
+/// What kind of filesystem object a path names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileKind {
+    /// A regular file.
+    File,
+    /// A directory.
+    Dir,
+    /// A symbolic link (only reported where links are not followed, as in listings).
+    Symlink,
+    /// A FIFO, socket or device node.
+    Special,
+}
+
+/// Metadata a backend reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Metadata {
+    /// The object's kind.
+    pub kind: FileKind,
+    /// Size in bytes.
+    pub len: u64,
+    /// Unix permission bits.
+    pub mode: u32,
+    /// Number of hard links.
+    pub nlink: u64,
+    /// Modification time, seconds since the epoch.
+    pub modified: i64,
+}
+
+/// One entry of a directory listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirEntry {
+    /// The entry's file name.
+    pub name: String,
+    /// Its kind, not following links.
+    pub kind: FileKind,
+}
+
+/// One root of a workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Root {
+    /// Absolute, canonical path of the root (for a virtual backend, `/`).
+    pub path: PathBuf,
+    /// Whether writes are allowed under it.
+    pub writable: bool,
+}
+
+/// Storage behind a workspace. All methods are blocking; tools call them through
+/// [`crate::blocking`]. Paths given to a backend have passed [`Workspace::resolve`].
+pub trait Backend: Send + Sync + fmt::Debug {
+    /// A short name: `local`, `sqlite`.
+    fn kind(&self) -> &'static str;
+    /// The real directory of root `root`, when files live on the local disk.
+    fn local_dir(&self, root: usize) -> Option<&Path>;
+    /// Metadata, following symbolic links that stay inside the root.
+    fn metadata(&self, path: &WsPath) -> io::Result<Metadata>;
+    /// Opens a regular file for reading. Anything else is refused without blocking.
+    fn open_read(&self, path: &WsPath) -> io::Result<(Box<dyn ReadSeek>, Metadata)>;
+    /// Lists a directory (not sorted).
+    fn read_dir(&self, path: &WsPath) -> io::Result<Vec<DirEntry>>;
+    /// Replaces (or creates) a file atomically: the old content or the new one, never a mix.
+    fn write_atomic(&self, path: &WsPath, data: &[u8]) -> io::Result<()>;
+    /// Appends to a file, creating it if missing.
+    fn append(&self, path: &WsPath, data: &[u8]) -> io::Result<()>;
+    /// Creates a directory and its missing parents.
+    fn create_dir_all(&self, path: &WsPath) -> io::Result<()>;
+    /// Removes a file or a symbolic link (never its target).
+    fn remove_file(&self, path: &WsPath) -> io::Result<()>;
+    /// Removes a directory; with `recursive`, everything under it, never following links.
+    fn remove_dir(&self, path: &WsPath, recursive: bool) -> io::Result<()>;
+}
+
+/// A path that has passed the workspace's checks: a root and a normalised relative path.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct WsPath {
+    root: usize,
+    rel: String,
+    writable: bool,
+    display: String,
+}
+
+impl WsPath {
+    /// Index of the root (0 is the workspace).
+    pub fn root(&self) -> usize {
+        self.root
+    }
+
+    /// The normalised relative path, `/`-separated, empty for the root itself.
+    pub fn rel(&self) -> &str {
+        &self.rel
+    }
+
+    /// Whether this is the root directory itself.
+    pub fn is_root(&self) -> bool {
+        self.rel.is_empty()
+    }
+
+    /// Whether the root allows writes.
+    pub fn root_writable(&self) -> bool {
+        self.writable
+    }
+
+    /// Whether any component is `.git`: writes there can plant hooks or config.
+    pub fn is_git_internal(&self) -> bool {
+        self.rel.split('/').any(|c| c == ".git")
+    }
+
+    /// The last component, if any.
+    pub fn file_name(&self) -> Option<&str> {
+        if self.rel.is_empty() {
+            None
+        } else {
+            self.rel.rsplit('/').next()
+        }
+    }
+
+    /// The parent directory (the root's parent is `None`).
+    pub fn parent(&self) -> Option<WsPath> {
+        if self.rel.is_empty() {
+            return None;
+        }
+        let rel = match self.rel.rfind('/') {
+            Some(i) => self.rel[..i].to_string(),
+            None => String::new(),
+        };
+        Some(self.with_rel(rel))
+    }
+
+    /// A child path. `name` must be one component (no `/`, not `.` or `..`).
+    pub fn join(&self, name: &str) -> Result<WsPath, ToolError> {
+        if name.is_empty()
+            || name == "."
+            || name == ".."
+            || name.contains('/')
+            || name.contains('\0')
+        {
+            return Err(ToolError::invalid(
+                "",
+                format!("`{name}` is not a single file name"),
+            ));
+        }
+        let rel = if self.rel.is_empty() {
+            name.to_string()
+        } else {
+            format!("{}/{name}", self.rel)
+        };
+        Ok(self.with_rel(rel))
+    }
+
+    /// The path relative to `base` when it lies under it (same root).
+    pub fn strip_prefix(&self, base: &WsPath) -> Option<&str> {
+        if self.root != base.root {
+            return None;
+        }
+        if base.rel.is_empty() {
+            return Some(&self.rel);
+        }
+        let rest = self.rel.strip_prefix(&base.rel)?;
+        if rest.is_empty() {
+            Some("")
+        } else {
+            rest.strip_prefix('/')
+        }
+    }
+
+    fn with_rel(&self, rel: String) -> WsPath {
+        let display = display_for(self.root, &self.display_root(), &rel);
+        WsPath {
+            root: self.root,
+            rel,
+            writable: self.writable,
+            display,
+        }
+    }
+
+    fn display_root(&self) -> String {
+        if self.root == 0 {
+            String::new()
+        } else {
+            // The display of a non-workspace root path starts with the root's absolute path.
+            let cut = self.display.len() - self.rel.len();
+            self.display[..cut].trim_end_matches('/').to_string()
+        }
+    }
+}
+
+fn display_for(root: usize, root_display: &str, rel: &str) -> String {
+    if root == 0 {
+        if rel.is_empty() {
+            ".".to_string()
+        } else {
+            rel.to_string()
+        }
+    } else if rel.is_empty() {
+        root_display.to_string()
+    } else {
+        format!("{root_display}/{rel}")
+    }
+}
+
+impl fmt::Display for WsPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.display)
+    }
+}
+
+/// The confined view of the filesystem that tools get.
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    roots: Arc<[Root]>,
+    backend: Arc<dyn Backend>,
+}
+
+impl Workspace {
+    /// A workspace on the local disk at `root`, without extra roots.
+    pub fn local(root: impl AsRef<Path>) -> io::Result<Workspace> {
+        Workspace::local_with_roots(root, Vec::new())
+    }
+
+    /// A workspace on the local disk at `root`, plus extra roots `(path, writable)`.
+    pub fn local_with_roots(
+        root: impl AsRef<Path>,
+        extra: Vec<(PathBuf, bool)>,
+    ) -> io::Result<Workspace> {
+        let mut roots = vec![Root {
+            path: std::fs::canonicalize(root.as_ref())?,
+            writable: true,
+        }];
+        for (path, writable) in extra {
+            roots.push(Root {
+                path: std::fs::canonicalize(&path)?,
+                writable,
+            });
+        }
+        let backend = LocalFs::open(&roots)?;
+        Ok(Workspace {
+            roots: roots.into(),
+            backend: Arc::new(backend),
+        })
+    }
+
+    /// A workspace over any backend. `roots[0]` is the workspace itself.
+    pub fn with_backend(roots: Vec<Root>, backend: Arc<dyn Backend>) -> Workspace {
+        assert!(!roots.is_empty(), "a workspace needs at least one root");
+        Workspace {
+            roots: roots.into(),
+            backend,
+        }
+    }
+
+    /// The roots, the workspace first.
+    pub fn roots(&self) -> &[Root] {
+        &self.roots
+    }
+
+    /// The backend.
+    pub fn backend(&self) -> &dyn Backend {
+        &*self.backend
+    }
+
+    /// The workspace root on disk, when the backend is the local filesystem.
+    pub fn local_root(&self) -> Option<&Path> {
+        self.backend.local_dir(0)
+    }
+
+    /// The real location of `path` on disk, for the local backend. For display and for tools
+    /// that must hand a directory to another program; never use it to open files.
+    pub fn local_path(&self, path: &WsPath) -> Option<PathBuf> {
+        let dir = self.backend.local_dir(path.root)?;
+        Some(if path.rel.is_empty() {
+            dir.to_path_buf()
+        } else {
+            dir.join(&path.rel)
+        })
+    }
+
+    /// The workspace root as a [`WsPath`].
+    pub fn root_path(&self) -> WsPath {
+        WsPath {
+            root: 0,
+            rel: String::new(),
+            writable: self.roots[0].writable,
+            display: ".".into(),
+        }
+    }
+
+    /// Turns a model-supplied path into a [`WsPath`], or refuses it.
+    ///
+    /// Accepted: relative paths without `..` (resolved under the workspace), and absolute paths
+    /// under one of the roots. Refused: NUL and other control characters, `..` components, and
+    /// absolute paths outside every root. Symbolic links are checked when the path is opened.
+    pub fn resolve(&self, input: &str) -> Result<WsPath, ToolError> {
+        if let Some(bad) = input.chars().find(|c| c.is_control()) {
+            return Err(ToolError::invalid(
+                "",
+                format!(
+                    "the path {input:?} contains the control character {:?}; give a plain path such as `src/main.rs`",
+                    bad
+                ),
+            ));
+        }
+        let trimmed = input.trim();
+        if trimmed.is_empty() || trimmed == "." {
+            return Ok(self.root_path());
+        }
+        let path = Path::new(trimmed);
+        let mut parts: Vec<String> = Vec::new();
+        for comp in path.components() {
+            match comp {
+                Component::Normal(s) => parts.push(s.to_string_lossy().into_owned()),
+                Component::CurDir | Component::RootDir => {}
+                Component::ParentDir => {
+                    return Err(ToolError::Denied(format!(
+                        "The path `{trimmed}` contains `..`, which is not allowed; give a path relative to the workspace root without `..`, e.g. `src/lib.rs`."
+                    )));
+                }
+                Component::Prefix(_) => {
+                    return Err(ToolError::Denied(format!(
+                        "The path `{trimmed}` is not a Unix path; use a path relative to the workspace root."
+                    )));
+                }
+            }
+        }
+        if !path.is_absolute() {
+            return Ok(self.make(0, parts));
+        }
+        // Absolute: it must lie under a root, compared component by component (so `/ws-evil`
+        // is not under `/ws`). The most specific root wins.
+        let normal: PathBuf = std::iter::once("/".to_string())
+            .chain(parts.iter().cloned())
+            .collect();
+        let mut best: Option<(usize, usize)> = None;
+        for (i, root) in self.roots.iter().enumerate() {
+            if normal.starts_with(&root.path) {
+                let depth = root.path.components().count();
+                if best.is_none_or(|(_, d)| depth > d) {
+                    best = Some((i, depth));
+                }
+            }
+        }
+        match best {
+            Some((i, depth)) => {
+                let rest = parts[depth.saturating_sub(1)..].to_vec();
+                Ok(self.make(i, rest))
+            }
+            None => Err(ToolError::Denied(format!(
+                "The path `{trimmed}` is outside the workspace ({}); use a path relative to the workspace root{}.",
+                self.roots[0].path.display(),
+                if self.roots.len() > 1 {
+                    " or under one of the extra roots in policy.extra_roots"
+                } else {
+                    ""
+                }
+            ))),
+        }
+    }
+
+    fn make(&self, root: usize, parts: Vec<String>) -> WsPath {
+        let rel = parts.join("/");
+        let root_display = self.roots[root].path.display().to_string();
+        WsPath {
+            root,
+            display: display_for(root, root_display.trim_end_matches('/'), &rel),
+            rel,
+            writable: self.roots[root].writable,
+        }
+    }
+
+    /// Metadata of `path`.
+    pub fn metadata(&self, path: &WsPath) -> Result<Metadata, ToolError> {
+        self.backend
+            .metadata(path)
+            .map_err(|e| fs_error(e, path, "inspect"))
+    }
+
+    /// Whether `path` exists (a path that escapes counts as an error, not as absent).
+    pub fn exists(&self, path: &WsPath) -> Result<bool, ToolError> {
+        match self.backend.metadata(path) {
+            Ok(_) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(fs_error(e, path, "inspect")),
+        }
+    }
+
+    /// Opens a regular file for reading.
+    pub fn open_read(&self, path: &WsPath) -> Result<(Box<dyn ReadSeek>, Metadata), ToolError> {
+        self.backend
+            .open_read(path)
+            .map_err(|e| fs_error(e, path, "read"))
+    }
+
+    /// Reads a whole regular file, refusing files larger than `max_bytes`.
+    pub fn read_to_end(&self, path: &WsPath, max_bytes: u64) -> Result<Vec<u8>, ToolError> {
+        let (file, meta) = self.open_read(path)?;
+        if meta.len > max_bytes {
+            return Err(ToolError::Failed(format!(
+                "{path} is {} bytes, more than the {max_bytes}-byte limit for this operation; read it in pages with file_read (offset/limit) instead.",
+                meta.len
+            )));
+        }
+        let mut buf = Vec::with_capacity(meta.len as usize);
+        file.take(max_bytes + 1)
+            .read_to_end(&mut buf)
+            .map_err(|e| fs_error(e, path, "read"))?;
+        if buf.len() as u64 > max_bytes {
+            return Err(ToolError::Failed(format!(
+                "{path} grew past the {max_bytes}-byte limit while being read; try again."
+            )));
+        }
+        Ok(buf)
+    }
+
+    /// Lists a directory, sorted by name.
+    pub fn read_dir(&self, path: &WsPath) -> Result<Vec<DirEntry>, ToolError> {
+        let mut entries = self
+            .backend
+            .read_dir(path)
+            .map_err(|e| fs_error(e, path, "list"))?;
+        entries.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(entries)
+    }
+
+    /// Writes a file atomically, creating missing parent directories.
+    pub fn write_atomic(&self, path: &WsPath, data: &[u8]) -> Result<(), ToolError> {
+        self.check_writable(path)?;
+        if let Some(parent) = path.parent()
+            && !parent.is_root()
+        {
+            self.backend
+                .create_dir_all(&parent)
+                .map_err(|e| fs_error(e, &parent, "create"))?;
+        }
+        self.backend
+            .write_atomic(path, data)
+            .map_err(|e| fs_error(e, path, "write"))
+    }
+
+    /// Appends to a file, creating it and its parents if missing.
+    pub fn append(&self, path: &WsPath, data: &[u8]) -> Result<(), ToolError> {
+        self.check_writable(path)?;
+        if let Some(parent) = path.parent()
+            && !parent.is_root()
+        {
+            self.backend
+                .create_dir_all(&parent)
+                .map_err(|e| fs_error(e, &parent, "create"))?;
+        }
+        self.backend
+            .append(path, data)
+            .map_err(|e| fs_error(e, path, "append to"))
+    }
+
+    /// Creates a directory and its parents.
+    pub fn create_dir_all(&self, path: &WsPath) -> Result<(), ToolError> {
+        self.check_writable(path)?;
+        self.backend
+            .create_dir_all(path)
+            .map_err(|e| fs_error(e, path, "create"))
+    }
+
+    /// Removes a file or link.
+    pub fn remove_file(&self, path: &WsPath) -> Result<(), ToolError> {
+        self.check_writable(path)?;
+        self.backend
+            .remove_file(path)
+            .map_err(|e| fs_error(e, path, "delete"))
+    }
+
+    /// Removes a directory (with `recursive`, its whole tree).
+    pub fn remove_dir(&self, path: &WsPath, recursive: bool) -> Result<(), ToolError> {
+        self.check_writable(path)?;
+        if path.is_root() {
+            return Err(ToolError::Denied(
+                "The workspace root itself cannot be deleted; name a directory inside it.".into(),
+            ));
+        }
+        self.backend
+            .remove_dir(path, recursive)
+            .map_err(|e| fs_error(e, path, "delete"))
+    }
+
+    fn check_writable(&self, path: &WsPath) -> Result<(), ToolError> {
+        if !path.writable {
+            return Err(ToolError::Denied(format!(
+                "{path} is in a read-only root; write inside the workspace instead."
+            )));
+        }
+        if path.is_root() {
+            return Err(ToolError::invalid(
+                "",
+                "this operation needs a path inside the workspace, not the workspace root itself",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A typed reason a backend refused something, carried inside an `io::Error`.
+#[derive(Debug, thiserror::Error)]
+pub enum FsRefusal {
+    /// The path leads outside its root (through a link or otherwise).
+    #[error("leads outside the workspace")]
+    Escapes,
+    /// The path is not a regular file where one is needed.
+    #[error("is a {0}, not a regular file")]
+    NotRegular(&'static str),
+    /// The path is a symbolic link where the operation would write through it.
+    #[error("is a symbolic link")]
+    Symlink,
+    /// The file has other hard links that an in-place change would also change.
+    #[error("has {0} hard links")]
+    HardLinked(u64),
+}
+
+impl From<FsRefusal> for io::Error {
+    fn from(r: FsRefusal) -> io::Error {
+        io::Error::other(r)
+    }
+}
+
+/// Turns a backend error into a model-visible sentence about `path`.
+pub fn fs_error(err: io::Error, path: &WsPath, op: &str) -> ToolError {
+    if let Some(refusal) = err.get_ref().and_then(|e| e.downcast_ref::<FsRefusal>()) {
+        return match refusal {
+            FsRefusal::Escapes => ToolError::Denied(format!(
+                "Cannot {op} {path}: it leads outside the workspace (through a symbolic link); use a path that stays inside."
+            )),
+            FsRefusal::NotRegular(what) => ToolError::Failed(format!(
+                "Cannot {op} {path}: it is a {what}, not a regular file."
+            )),
+            FsRefusal::Symlink => ToolError::Denied(format!(
+                "Cannot {op} {path}: it is a symbolic link, and Toolshed does not write through links; write to the file it points to."
+            )),
+            FsRefusal::HardLinked(n) => ToolError::Denied(format!(
+                "Cannot {op} {path} in place: it has {n} hard links, so the change would also alter the other names; write the whole file with file_write instead."
+            )),
+        };
+    }
+    match err.raw_os_error() {
+        Some(code) if code == rustix::io::Errno::XDEV.raw_os_error() => {
+            return ToolError::Denied(format!(
+                "Cannot {op} {path}: it leads outside the workspace (through a symbolic link or mount); use a path that stays inside."
+            ));
+        }
+        Some(code) if code == rustix::io::Errno::LOOP.raw_os_error() => {
+            return ToolError::Denied(format!(
+                "Cannot {op} {path}: it is a symbolic link (or a loop of them) that cannot be followed here."
+            ));
+        }
+        Some(code) if code == rustix::io::Errno::NOTEMPTY.raw_os_error() => {
+            return ToolError::Failed(format!(
+                "Cannot {op} {path}: the directory is not empty; pass recursive=true to delete it with everything in it."
+            ));
+        }
+        Some(code) if code == rustix::io::Errno::ISDIR.raw_os_error() => {
+            return ToolError::Failed(format!(
+                "Cannot {op} {path}: it is a directory; use list_dir to see its contents."
+            ));
+        }
+        Some(code) if code == rustix::io::Errno::NOTDIR.raw_os_error() => {
+            return ToolError::Failed(format!(
+                "Cannot {op} {path}: a component of the path is a file, not a directory."
+            ));
+        }
+        _ => {}
+    }
+    match err.kind() {
+        io::ErrorKind::NotFound => ToolError::NotFound(format!(
+            "{path} does not exist; check the name with list_dir or find_files."
+        )),
+        io::ErrorKind::PermissionDenied => ToolError::Denied(format!(
+            "The operating system refused to {op} {path} (permission denied)."
+        )),
+        io::ErrorKind::AlreadyExists => ToolError::Failed(format!(
+            "Cannot {op} {path}: something with that name already exists."
+        )),
+        io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData => {
+            ToolError::Failed(format!("Cannot {op} {path}: {err}."))
+        }
+        _ => ToolError::Failed(format!("Cannot {op} {path}: {err}.")),
+    }
+}

@@ -1,0 +1,84 @@
+//! Maintainer tasks for the Toolshed workspace, run as `cargo xtask <task>`.
+//!
+//! The `xtask` alias lives in `.cargo/config.toml`. Tasks shell out to the same `cargo` that
+//! runs them, always from the workspace root.
+
+// This crate is a command-line program: printing progress and results is its job.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod bench;
+mod ci;
+mod docs;
+mod util;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+Usage: cargo xtask <TASK>
+
+Tasks:
+  ci              Run every check CI runs, in order, stopping at the first failure:
+                  fmt, clippy, tests, docs --check, cargo deny (bans, licenses, sources).
+                  Installs cargo-deny if missing; set XTASK_SKIP_DENY=1 to skip that step.
+  docs [--check]  Regenerate docs/tools.md from `toolshed tools --format json`;
+                  with --check, fail if the committed file is out of date.
+  bench [NAME]    Run `cargo bench --workspace`, or only the benchmarks of one crate
+                  (`cargo xtask bench core` runs `cargo bench -p tool-core`).
+  help            Print this message.
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: &[String]) -> anyhow::Result<()> {
+    let (task, rest) = match args.split_first() {
+        Some((task, rest)) => (task.as_str(), rest),
+        None => ("help", &[][..]),
+    };
+    match task {
+        "ci" => {
+            no_more_args("ci", rest)?;
+            ci::run()
+        }
+        "docs" => {
+            let check = match rest {
+                [] => false,
+                [flag] if flag == "--check" => true,
+                _ => anyhow::bail!("usage: cargo xtask docs [--check]"),
+            };
+            docs::run(check)
+        }
+        "bench" => match rest {
+            [] => bench::run(None),
+            [name] if !name.starts_with('-') => bench::run(Some(name)),
+            _ => anyhow::bail!("usage: cargo xtask bench [NAME]"),
+        },
+        "help" | "-h" | "--help" => {
+            print!("{USAGE}");
+            Ok(())
+        }
+        other => {
+            eprint!("{USAGE}");
+            anyhow::bail!("unknown task `{other}`")
+        }
+    }
+}
+
+fn no_more_args(task: &str, rest: &[String]) -> anyhow::Result<()> {
+    if rest.is_empty() {
+        Ok(())
+    } else {
+        anyhow::bail!(
+            "`cargo xtask {task}` takes no arguments (got `{}`)",
+            rest.join(" ")
+        )
+    }
+}
