@@ -1,1 +1,349 @@
-fn main() {}
+//! `toolshed`: list, call and tour Toolshed's tools from the command line.
+
+// This is a command-line program: printing is its job.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod tour;
+
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use async_trait::async_trait;
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
+use serde_json::{Value, json};
+use tool_core::{
+    Approval, ApprovalRequest, ApproveAll, Approver, Content, NoApprover, Provider, Registry,
+    Stack, ToolContext, ToolError, ToolOutput, Workspace, schema,
+};
+use toolshed_cli::config::Config;
+
+/// Tools for LLM agents: files, search, shell, git, web, memory, scheduling and hardware, behind
+/// one policy.
+#[derive(Debug, Parser)]
+#[command(name = "toolshed", version, about, long_about = None)]
+struct Cli {
+    /// The workspace directory tools are confined to.
+    #[arg(long, global = true, value_name = "DIR", default_value = ".")]
+    workspace: PathBuf,
+    /// The configuration file (default: toolshed.toml in the workspace, then
+    /// $XDG_CONFIG_HOME/toolshed/config.toml).
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Expose tools under a seed system's names: nullclaw, sneakycode, pig or hrns.
+    #[arg(long, global = true, value_name = "P")]
+    profile: Option<String>,
+    /// More log output on stderr (-v info, -vv debug); RUST_LOG overrides.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List the tools, or export their schemas for an LLM provider.
+    Tools {
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
+    /// Run one tool call through the full stack (validation, policy, limits).
+    ///
+    /// Exit status: 0 on success, 1 when the tool returns an error (denied, invalid arguments,
+    /// not found, timeout…), 2 for usage errors.
+    Call {
+        /// The tool's name (see `toolshed tools`).
+        tool: String,
+        /// The arguments as a JSON object, or `-` to read them from standard input.
+        #[arg(value_name = "ARGS_JSON")]
+        args: Option<String>,
+        /// Approve every action the policy would ask about.
+        #[arg(long, short = 'y')]
+        yes: bool,
+        /// Print one JSON object instead of the content.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A guided five-minute tour in a temporary workspace: list, call, and see a refusal.
+    Tour,
+    /// Print shell completions.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Format {
+    Table,
+    Json,
+    Openai,
+    Anthropic,
+    Gemini,
+    Mcp,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.verbose);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn init_logging(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}
+
+async fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Completions { shell } => {
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "toolshed",
+                &mut std::io::stdout(),
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Tools { format } => {
+            let (config, _) = Config::load(cli.config.as_deref(), &cli.workspace)?;
+            let profile = cli.profile.or(config.profile);
+            let registry = toolshed_cli::registry_for(profile.as_deref())?;
+            print_tools(&registry, format)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Call {
+            tool,
+            args,
+            yes,
+            json,
+        } => {
+            let raw = match args.as_deref() {
+                None => "{}".to_string(),
+                Some("-") => {
+                    let mut s = String::new();
+                    std::io::stdin()
+                        .read_to_string(&mut s)
+                        .context("cannot read the arguments from standard input")?;
+                    s
+                }
+                Some(s) => s.to_string(),
+            };
+            let interactive = args.as_deref() != Some("-") && std::io::stdin().is_terminal();
+            let session = Session::open(
+                &cli.workspace,
+                cli.config.as_deref(),
+                cli.profile,
+                yes,
+                interactive,
+            )?;
+            let result = session.call(&tool, &raw).await;
+            Ok(report(result, json))
+        }
+        Command::Tour => tour::run().await,
+    }
+}
+
+/// Everything one invocation needs: the stack and a context factory.
+pub(crate) struct Session {
+    stack: Stack,
+    ctx: ToolContext,
+}
+
+impl Session {
+    pub(crate) fn open(
+        workspace: &Path,
+        config: Option<&Path>,
+        profile: Option<String>,
+        yes: bool,
+        interactive: bool,
+    ) -> Result<Session> {
+        let (config, _) = Config::load(config, workspace)?;
+        let profile = profile.or(config.profile.clone());
+        let registry = toolshed_cli::registry_for(profile.as_deref())?;
+        let policy = config.policy()?;
+        let limits = config.limits();
+        let ws =
+            Workspace::local_with_roots(workspace, config.extra_roots()).with_context(|| {
+                format!(
+                    "cannot open the workspace {}; pass an existing directory with --workspace",
+                    workspace.display()
+                )
+            })?;
+        let approver: Arc<dyn Approver> = if yes {
+            Arc::new(ApproveAll)
+        } else if interactive && std::io::stderr().is_terminal() {
+            Arc::new(TerminalApprover)
+        } else {
+            Arc::new(NoApprover)
+        };
+        let mut stack = Stack::new(registry).with_approver(approver);
+        if let Some(rate) = limits.calls_per_minute {
+            stack = stack.with_rate_limit(rate);
+        }
+        let ctx = ToolContext::new(ws, Arc::new(policy), Arc::new(limits));
+        Ok(Session { stack, ctx })
+    }
+
+    pub(crate) async fn call(&self, tool: &str, raw_args: &str) -> Result<ToolOutput, ToolError> {
+        self.stack
+            .call_json(tool, raw_args, self.ctx.for_call())
+            .await
+    }
+}
+
+/// Prompts on the terminal.
+#[derive(Debug)]
+struct TerminalApprover;
+
+#[async_trait]
+impl Approver for TerminalApprover {
+    async fn approve(&self, request: &ApprovalRequest) -> Approval {
+        let prompt = format!(
+            "`{}` needs approval: {}\n  {}\nApprove? [y/N] ",
+            request.tool,
+            request.reason,
+            request.summary.join("\n  ")
+        );
+        let answer = tokio::task::spawn_blocking(move || {
+            let mut err = std::io::stderr();
+            let _ = err.write_all(prompt.as_bytes());
+            let _ = err.flush();
+            let mut line = String::new();
+            std::io::stdin().read_line(&mut line).map(|_| line)
+        })
+        .await;
+        match answer {
+            Ok(Ok(line)) if matches!(line.trim(), "y" | "Y" | "yes" | "YES" | "Yes") => {
+                Approval::Approved
+            }
+            Ok(Ok(_)) => Approval::Refused(None),
+            _ => Approval::Unavailable,
+        }
+    }
+}
+
+fn report(result: Result<ToolOutput, ToolError>, json: bool) -> ExitCode {
+    match (result, json) {
+        (Ok(out), true) => {
+            println!(
+                "{}",
+                json!({
+                    "ok": true,
+                    "content": out.content,
+                    "structured": out.structured,
+                    "truncated": out.truncated,
+                })
+            );
+            ExitCode::SUCCESS
+        }
+        (Ok(out), false) => {
+            let mut stdout = std::io::stdout().lock();
+            for part in &out.content {
+                let _ = match part {
+                    Content::Text { text } => {
+                        if text.ends_with('\n') {
+                            write!(stdout, "{text}")
+                        } else {
+                            writeln!(stdout, "{text}")
+                        }
+                    }
+                    Content::Image { mime_type, data } => writeln!(
+                        stdout,
+                        "[image: {mime_type}, {} bytes of base64; use --json to get the data]",
+                        data.len()
+                    ),
+                    _ => Ok(()),
+                };
+            }
+            ExitCode::SUCCESS
+        }
+        (Err(e), true) => {
+            println!(
+                "{}",
+                json!({"ok": false, "error": {"kind": e.kind().as_str(), "message": e.to_string()}})
+            );
+            ExitCode::from(1)
+        }
+        (Err(e), false) => {
+            eprintln!("error ({}): {e}", e.kind());
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn print_tools(registry: &Registry, format: Format) -> Result<()> {
+    let specs = registry.specs();
+    let provider = match format {
+        Format::Table => {
+            let width = specs.iter().map(|s| s.name.len()).max().unwrap_or(4);
+            println!("{:width$}  {:5}  DESCRIPTION", "TOOL", "KIND");
+            for s in &specs {
+                let kind = if s.annotations.read_only {
+                    "read"
+                } else if s.annotations.destructive {
+                    "write!"
+                } else {
+                    "write"
+                };
+                println!(
+                    "{:width$}  {kind:5}  {}",
+                    s.name,
+                    first_sentence(&s.description)
+                );
+            }
+            return Ok(());
+        }
+        Format::Json => {
+            let out: Vec<Value> = specs
+                .iter()
+                .map(|s| serde_json::to_value(s).unwrap_or(Value::Null))
+                .collect();
+            println!("{}", serde_json::to_string_pretty(&out)?);
+            return Ok(());
+        }
+        Format::Openai => Provider::OpenAi,
+        Format::Anthropic => Provider::Anthropic,
+        Format::Gemini => Provider::Gemini,
+        Format::Mcp => Provider::Mcp,
+    };
+    let out: Vec<Value> = specs.iter().map(|s| schema::export(s, provider)).collect();
+    println!("{}", serde_json::to_string_pretty(&out)?);
+    Ok(())
+}
+
+fn first_sentence(text: &str) -> &str {
+    match text.find(". ") {
+        Some(i) => &text[..=i],
+        None => text,
+    }
+}

@@ -39,6 +39,8 @@ pub use workspace::{Workspace, WsPath};
 
 /// Re-exported so tool crates derive schemas with the same version.
 pub use schemars;
+/// Re-exported so tool crates observe cancellation without their own dependency.
+pub use tokio_util::sync::CancellationToken;
 
 /// Runs blocking work (file I/O, SQLite, git2) off the async runtime, returning early with
 /// [`ToolError::Cancelled`] if the call is cancelled first.

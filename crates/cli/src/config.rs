@@ -1,0 +1,194 @@
+//! `toolshed.toml`: every key documented in the README; unknown keys are errors.
+
+use std::collections::BTreeMap;
+use std::num::NonZeroU32;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use serde::Deserialize;
+use tool_core::{Decision, Limits, Policy};
+
+/// The whole configuration file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// The seed profile to expose when `--profile` is not given.
+    pub profile: Option<String>,
+    /// The policy.
+    #[serde(default)]
+    pub policy: PolicyConfig,
+    /// The limits.
+    #[serde(default)]
+    pub limits: LimitsConfig,
+}
+
+/// `[policy]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyConfig {
+    /// `read_only`, `supervised` (default) or `full`.
+    #[serde(default = "default_autonomy")]
+    pub autonomy: String,
+    /// `"tool(pattern)" = "allow" | "ask" | "deny"`.
+    #[serde(default)]
+    pub rules: BTreeMap<String, Decision>,
+    /// Programs that may always run.
+    #[serde(default)]
+    pub allowed_commands: Vec<String>,
+    /// Programs that never run.
+    #[serde(default)]
+    pub denied_commands: Vec<String>,
+    /// Whether supervised mode asks about high-risk commands instead of refusing them.
+    #[serde(default)]
+    pub ask_for_high_risk: bool,
+    /// Hosts network tools may reach.
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
+    /// Device nodes hardware tools may open.
+    #[serde(default)]
+    pub allowed_devices: Vec<PathBuf>,
+    /// Whether writes inside `.git/` are allowed.
+    #[serde(default)]
+    pub allow_git_internals: bool,
+    /// Extra directories tools may read.
+    #[serde(default)]
+    pub readable_roots: Vec<PathBuf>,
+    /// Extra directories tools may write.
+    #[serde(default)]
+    pub writable_roots: Vec<PathBuf>,
+}
+
+fn default_autonomy() -> String {
+    "supervised".into()
+}
+
+impl Default for PolicyConfig {
+    fn default() -> Self {
+        PolicyConfig {
+            autonomy: default_autonomy(),
+            rules: BTreeMap::new(),
+            allowed_commands: Vec::new(),
+            denied_commands: Vec::new(),
+            ask_for_high_risk: false,
+            allowed_hosts: Vec::new(),
+            allowed_devices: Vec::new(),
+            allow_git_internals: false,
+            readable_roots: Vec::new(),
+            writable_roots: Vec::new(),
+        }
+    }
+}
+
+/// `[limits]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsConfig {
+    /// Default deadline of a call, in seconds (120).
+    pub call_timeout_secs: Option<u64>,
+    /// The longest deadline a tool may ask for, in seconds (600).
+    pub max_timeout_secs: Option<u64>,
+    /// Text output above this many bytes is cut head + tail (65536).
+    pub max_output_bytes: Option<usize>,
+    /// The largest file read whole for edits and patches (10 MiB).
+    pub max_file_bytes: Option<u64>,
+    /// The largest content a write accepts (10 MiB).
+    pub max_write_bytes: Option<usize>,
+    /// Calls per minute across all tools (unlimited).
+    pub calls_per_minute: Option<NonZeroU32>,
+}
+
+impl Config {
+    /// Loads `explicit`, else `toolshed.toml` in the workspace, else the user config file, else
+    /// the defaults. Returns the file used, if any.
+    pub fn load(explicit: Option<&Path>, workspace: &Path) -> Result<(Config, Option<PathBuf>)> {
+        let candidates: Vec<PathBuf> = match explicit {
+            Some(p) => vec![p.to_path_buf()],
+            None => {
+                let mut c = vec![workspace.join("toolshed.toml")];
+                if let Some(dir) = user_config_dir() {
+                    c.push(dir.join("toolshed").join("config.toml"));
+                }
+                c
+            }
+        };
+        for path in candidates {
+            match std::fs::read_to_string(&path) {
+                Ok(text) => {
+                    let config: Config = toml::from_str(&text).map_err(|e| {
+                        anyhow::anyhow!("{}: {}", path.display(), e.to_string().trim_end())
+                    })?;
+                    return Ok((config, Some(path)));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && explicit.is_none() => {}
+                Err(e) => {
+                    return Err(e).with_context(|| format!("cannot read {}", path.display()));
+                }
+            }
+        }
+        Ok((Config::default(), None))
+    }
+
+    /// Builds the policy this configuration describes.
+    pub fn policy(&self) -> Result<Policy> {
+        let p = &self.policy;
+        let mut policy = match p.autonomy.as_str() {
+            "read_only" => Policy::read_only(),
+            "supervised" => Policy::supervised(),
+            "full" => Policy::full(),
+            other => bail!("policy.autonomy is `{other}`; use read_only, supervised or full"),
+        };
+        for (spec, decision) in &p.rules {
+            policy = policy
+                .rule(spec, *decision)
+                .map_err(|e| anyhow::anyhow!("policy.rules: {e}"))?;
+        }
+        policy.allowed_commands = p.allowed_commands.clone();
+        policy.denied_commands = p.denied_commands.clone();
+        policy.ask_for_high_risk = p.ask_for_high_risk;
+        policy.allowed_hosts = p.allowed_hosts.clone();
+        policy.allowed_devices = p.allowed_devices.clone();
+        policy.allow_git_internals = p.allow_git_internals;
+        Ok(policy)
+    }
+
+    /// Extra roots as `(path, writable)`.
+    pub fn extra_roots(&self) -> Vec<(PathBuf, bool)> {
+        let p = &self.policy;
+        p.readable_roots
+            .iter()
+            .map(|r| (r.clone(), false))
+            .chain(p.writable_roots.iter().map(|r| (r.clone(), true)))
+            .collect()
+    }
+
+    /// Builds the limits.
+    pub fn limits(&self) -> Limits {
+        let l = &self.limits;
+        let mut limits = Limits::default();
+        if let Some(s) = l.call_timeout_secs {
+            limits.call_timeout = Duration::from_secs(s);
+        }
+        if let Some(s) = l.max_timeout_secs {
+            limits.max_timeout = Duration::from_secs(s);
+        }
+        if let Some(b) = l.max_output_bytes {
+            limits.max_output_bytes = b;
+        }
+        if let Some(b) = l.max_file_bytes {
+            limits.max_file_bytes = b;
+        }
+        if let Some(b) = l.max_write_bytes {
+            limits.max_write_bytes = b;
+        }
+        limits.calls_per_minute = l.calls_per_minute;
+        limits
+    }
+}
+
+fn user_config_dir() -> Option<PathBuf> {
+    std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
+}

@@ -1,0 +1,32 @@
+//! The composition root of Toolshed: builds the registry from every tool family, the policy and
+//! limits from configuration, and runs calls through the layer stack.
+
+pub mod config;
+
+use anyhow::{Result, bail};
+use tool_core::{Alias, PROFILES, Registry};
+
+/// Every tool this build includes, under canonical names.
+pub fn registry() -> Result<Registry> {
+    let mut registry = Registry::new();
+    registry.register_all(tools_fs::tools(&tools_fs::Config::default()))?;
+    Ok(registry)
+}
+
+/// Every seed-compatible alias this build knows.
+pub fn aliases() -> Vec<Alias> {
+    tools_fs::ALIASES.to_vec()
+}
+
+/// The registry a profile exposes (`None`: canonical names).
+pub fn registry_for(profile: Option<&str>) -> Result<Registry> {
+    let base = registry()?;
+    match profile {
+        None => Ok(base),
+        Some(p) if PROFILES.contains(&p) => Ok(base.with_profile(p, &aliases())?),
+        Some(p) => bail!(
+            "unknown profile `{p}`; the profiles are: {}",
+            PROFILES.join(", ")
+        ),
+    }
+}
