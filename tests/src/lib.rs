@@ -1,1 +1,1 @@
-//! End-to-end tests live in `tests/`; this library is empty on purpose.
+//! Cross-crate end-to-end tests live in `tests/tests/`; this library is empty on purpose.

@@ -306,7 +306,7 @@ fn print_tools(registry: &Registry, format: Format) -> Result<()> {
     let provider = match format {
         Format::Table => {
             let width = specs.iter().map(|s| s.name.len()).max().unwrap_or(4);
-            println!("{:width$}  {:5}  DESCRIPTION", "TOOL", "KIND");
+            println!("{:width$}  {:6}  DESCRIPTION", "TOOL", "KIND");
             for s in &specs {
                 let kind = if s.annotations.read_only {
                     "read"

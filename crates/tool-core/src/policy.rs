@@ -250,11 +250,13 @@ pub struct Policy {
     pub autonomy: Autonomy,
     /// Per-tool rules, checked for every access; a matching rule replaces the autonomy level's
     /// baseline decision for that access (the strictest matching rule wins). In `read_only`, rules
-    /// cannot allow anything beyond reads.
+    /// cannot allow anything beyond reads; for a compound command (several programs, `;`, `|`,
+    /// `$(…)`, redirections) a rule can only make the baseline stricter.
     pub rules: Vec<Rule>,
-    /// Programs that may run at any risk level (still subject to `read_only`).
+    /// Programs that may run at any risk level (still subject to `read_only`), matched exactly:
+    /// `git` allows the `git` found on `PATH`, not `./git`.
     pub allowed_commands: Vec<String>,
-    /// Programs that never run.
+    /// Programs that never run, matched by base name (`rm` also refuses `/bin/rm` and `./rm`).
     pub denied_commands: Vec<String>,
     /// The highest command risk that runs without asking in `supervised` mode.
     pub auto_approve_risk: Risk,
@@ -336,9 +338,7 @@ impl Policy {
     fn decide_one(&self, tool: &str, access: &Access) -> (Decision, String) {
         // Hard limits that no rule relaxes.
         if let Access::Execute { programs, .. } = access
-            && let Some(p) = programs
-                .iter()
-                .find(|p| self.command_listed(&self.denied_commands, p))
+            && let Some(p) = programs.iter().find(|p| self.command_denied(p))
         {
             return (
                 Decision::Deny,
@@ -370,6 +370,18 @@ impl Policy {
                 format!("{path} is in a read-only root; write inside the workspace instead"),
             );
         }
+        // A hard limit too: a broad allow rule such as `file_write(**)` must not open `.git/hooks`.
+        if let Access::Write(path) | Access::Delete { path, .. } = access
+            && !self.allow_git_internals
+            && path.is_git_internal()
+        {
+            return (
+                Decision::Deny,
+                format!(
+                    "{path} is inside a .git directory (hooks and config run programs); use the git tools, or set policy.allow_git_internals"
+                ),
+            );
+        }
 
         // Rules replace the baseline; the strictest matching rule wins.
         let ruled = self
@@ -378,6 +390,15 @@ impl Policy {
             .filter(|r| r.matches(tool, access))
             .max_by_key(|r| r.decision);
         if let Some(rule) = ruled {
+            // A pattern such as `shell(git status*)` also matches `git status; curl … | sh`. For
+            // a command that chains, pipes, substitutes or redirects, a rule may only make the
+            // decision stricter than the baseline, never looser.
+            if is_compound(access) {
+                let base = self.baseline(access);
+                if base.0 > rule.decision {
+                    return base;
+                }
+            }
             return (
                 rule.decision,
                 format!("the rule `{rule}` says {:?}", rule.decision).to_lowercase(),
@@ -390,10 +411,7 @@ impl Policy {
         match access {
             Access::Read(_) => true,
             Access::Execute { programs, risk, .. } => {
-                *risk == Risk::Low
-                    && programs
-                        .iter()
-                        .all(|p| !self.command_listed(&self.denied_commands, p))
+                *risk == Risk::Low && programs.iter().all(|p| !self.command_denied(p))
             }
             Access::State { write, .. } => !write,
             Access::Network { .. } => false,
@@ -407,16 +425,6 @@ impl Policy {
         let full = self.autonomy == Autonomy::Full;
         match access {
             Access::Read(_) => allow,
-            Access::Write(path) | Access::Delete { path, .. }
-                if !self.allow_git_internals && path.is_git_internal() =>
-            {
-                (
-                    Decision::Deny,
-                    format!(
-                        "{path} is inside a .git directory (hooks and config run programs); use the git tools, or set policy.allow_git_internals"
-                    ),
-                )
-            }
             Access::Write(_) => allow,
             Access::Delete { recursive, .. } => {
                 if *recursive && !full {
@@ -430,10 +438,7 @@ impl Policy {
             }
             Access::Execute { programs, risk, .. } => {
                 if full
-                    || (!programs.is_empty()
-                        && programs
-                            .iter()
-                            .all(|p| self.command_listed(&self.allowed_commands, p)))
+                    || (!programs.is_empty() && programs.iter().all(|p| self.command_allowed(p)))
                     || *risk <= self.auto_approve_risk
                 {
                     allow
@@ -465,17 +470,34 @@ impl Policy {
         }
     }
 
-    fn command_listed(&self, list: &[String], program: &str) -> bool {
-        let base = Path::new(program)
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| program.to_string());
-        list.iter().any(|c| c == program || *c == base)
+    /// The deny list matches by base name on both sides (`rm`, `/bin/rm`, `./rm` are all `rm`),
+    /// so that no spelling slips past it.
+    fn command_denied(&self, program: &str) -> bool {
+        let base = base_name(program);
+        self.denied_commands
+            .iter()
+            .any(|c| c == program || base_name(c) == base)
+    }
+
+    /// The allow list matches exactly: a bare name allows only the program found on `PATH`, a
+    /// path allows only that path. A workspace script called `./git` is not `git`.
+    fn command_allowed(&self, program: &str) -> bool {
+        self.allowed_commands.iter().any(|c| c == program)
     }
 
     /// Whether `host` is on the allow list, with a dot boundary for subdomains.
+    ///
+    /// Only a plain host name or address can match; anything else (`evil.test#.example.com`,
+    /// user info, paths) is refused rather than compared by suffix.
     pub fn host_allowed(&self, host: &str) -> bool {
         let host = host.trim_end_matches('.').to_ascii_lowercase();
+        if host.is_empty()
+            || !host.chars().all(|c| {
+                c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':' | '[' | ']')
+            })
+        {
+            return false;
+        }
         self.allowed_hosts.iter().any(|entry| {
             let entry = entry.trim_end_matches('.').to_ascii_lowercase();
             if entry == "*" {
@@ -486,5 +508,26 @@ impl Policy {
                 host == entry || host.ends_with(&format!(".{entry}"))
             }
         })
+    }
+}
+
+fn base_name(program: &str) -> &str {
+    Path::new(program)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(program)
+}
+
+/// Whether a command does more than run one program with arguments: several programs, or shell
+/// syntax that chains, pipes, substitutes, redirects or starts a second line.
+fn is_compound(access: &Access) -> bool {
+    match access {
+        Access::Execute {
+            command, programs, ..
+        } => {
+            programs.len() > 1
+                || command.contains([';', '&', '|', '`', '$', '(', ')', '<', '>', '\n', '\r'])
+        }
+        _ => false,
     }
 }

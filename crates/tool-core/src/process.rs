@@ -134,11 +134,15 @@ impl Capture {
             self.head.extend_from_slice(&data[..n]);
             data = &data[n..];
         }
-        for &b in data {
-            if self.tail.len() == self.tail_cap {
-                self.tail.pop_front();
-            }
-            self.tail.push_back(b);
+        // With no room for a tail (a limit of 0), the rest is only counted: the old byte loop
+        // popped from an empty queue and then grew without bound.
+        if data.len() >= self.tail_cap {
+            self.tail.clear();
+            self.tail.extend(&data[data.len() - self.tail_cap..]);
+        } else {
+            let overflow = (self.tail.len() + data.len()).saturating_sub(self.tail_cap);
+            self.tail.drain(..overflow);
+            self.tail.extend(data);
         }
     }
 
@@ -149,7 +153,14 @@ impl Capture {
             all.extend(self.tail);
             return (String::from_utf8_lossy(&all).into_owned(), None);
         }
-        let head = String::from_utf8_lossy(&self.head).into_owned();
+        // Drop a character the head cut in two, so it does not end in U+FFFD.
+        let mut head_bytes = self.head;
+        if let Err(e) = std::str::from_utf8(&head_bytes)
+            && e.error_len().is_none()
+        {
+            head_bytes.truncate(e.valid_up_to());
+        }
+        let head = String::from_utf8_lossy(&head_bytes).into_owned();
         let tail_bytes: Vec<u8> = self.tail.into_iter().collect();
         // Skip continuation bytes so the tail starts on a character.
         let start = tail_bytes
@@ -157,6 +168,7 @@ impl Capture {
             .position(|b| (*b & 0xC0) != 0x80)
             .unwrap_or(tail_bytes.len());
         let tail = String::from_utf8_lossy(&tail_bytes[start..]).into_owned();
+        let kept = (head_bytes.len() + tail_bytes.len() - start) as u64;
         let omitted = self.total - kept;
         let hint = "the command printed more than fits; redirect its output to a file and read it in pages, or filter it (grep, head, tail)";
         let text = format!("{head}\n[... {omitted} bytes omitted; {hint} ...]\n{tail}");
@@ -184,7 +196,6 @@ pub async fn run(spec: ProcessSpec, ctx: &ToolContext) -> Result<ProcessOutput, 
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true);
     for key in &spec.env_allow {
         if let Some(v) = std::env::var_os(key) {

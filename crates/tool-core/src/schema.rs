@@ -122,28 +122,77 @@ fn inline_refs(node: &mut Value, defs: &Value, depth: usize) {
 }
 
 /// Closes objects and drops Rust-only formats, recursively.
+///
+/// The walk follows the schema's structure: the values of `properties` are schemas whatever
+/// their names (a field may be called `default` or `properties`), while `enum`, `const`,
+/// `default`, `examples` and the like hold data and are left alone.
 fn tidy(node: &mut Value) {
-    match node {
-        Value::Object(o) => {
-            if let Some(Value::String(f)) = o.get("format")
-                && !KEPT_FORMATS.contains(&f.as_str())
-            {
-                o.remove("format");
-            }
-            let is_object = o.contains_key("properties") || o.get("type") == Some(&json!("object"));
-            if is_object && !o.contains_key("additionalProperties") {
-                o.insert("additionalProperties".into(), Value::Bool(false));
-            }
-            for (k, v) in o.iter_mut() {
-                // Skip literal data: `enum`, `const`, `default` and `examples` hold values, not schemas.
-                if !matches!(k.as_str(), "enum" | "const" | "default" | "examples") {
-                    tidy(v);
+    let Value::Object(o) = node else { return };
+    if let Some(Value::String(f)) = o.get("format")
+        && !KEPT_FORMATS.contains(&f.as_str())
+    {
+        // The integer widths become bounds, so the validator (which ignores these formats)
+        // refuses `4294967296` for a `u32` with the field's path instead of the typed parse
+        // failing without one.
+        let bounds = integer_bounds(f);
+        o.remove("format");
+        if let Some((min, max)) = bounds {
+            o.entry("minimum").or_insert(min);
+            o.entry("maximum").or_insert(max);
+        }
+    }
+    let is_object = o.contains_key("properties") || o.get("type") == Some(&json!("object"));
+    if is_object && !o.contains_key("additionalProperties") {
+        o.insert("additionalProperties".into(), Value::Bool(false));
+    }
+    for (k, v) in o.iter_mut() {
+        match k.as_str() {
+            // Maps from names to schemas.
+            "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
+                if let Value::Object(m) = v {
+                    m.values_mut().for_each(tidy);
                 }
             }
+            // Lists of schemas.
+            "anyOf" | "oneOf" | "allOf" | "prefixItems" => {
+                if let Value::Array(a) = v {
+                    a.iter_mut().for_each(tidy);
+                }
+            }
+            // One schema (or, for old-style tuple `items`, a list of them).
+            "items"
+            | "additionalItems"
+            | "additionalProperties"
+            | "unevaluatedItems"
+            | "unevaluatedProperties"
+            | "contains"
+            | "propertyNames"
+            | "not"
+            | "if"
+            | "then"
+            | "else" => match v {
+                Value::Array(a) => a.iter_mut().for_each(tidy),
+                other => tidy(other),
+            },
+            // Everything else is data or an annotation.
+            _ => {}
         }
-        Value::Array(a) => a.iter_mut().for_each(tidy),
-        _ => {}
     }
+}
+
+/// The range of a Rust integer format such as `uint32`.
+fn integer_bounds(format: &str) -> Option<(Value, Value)> {
+    Some(match format {
+        "int8" => (json!(i8::MIN), json!(i8::MAX)),
+        "int16" => (json!(i16::MIN), json!(i16::MAX)),
+        "int32" => (json!(i32::MIN), json!(i32::MAX)),
+        "int64" | "int" => (json!(i64::MIN), json!(i64::MAX)),
+        "uint8" => (json!(0), json!(u8::MAX)),
+        "uint16" => (json!(0), json!(u16::MAX)),
+        "uint32" => (json!(0), json!(u32::MAX)),
+        "uint64" | "uint" => (json!(0), json!(u64::MAX)),
+        _ => return None,
+    })
 }
 
 /// The tool entry in `provider`'s dialect.
@@ -218,10 +267,20 @@ fn openai_strict(schema: &Value) -> Value {
         description = Some(with_default(description, default));
     }
     for (k, v) in src {
-        if !OPENAI_KEYWORDS.contains(&k.as_str()) || k == "description" {
+        // OpenAI accepts `anyOf` but not `oneOf`; the alternatives of a Rust enum exclude each
+        // other anyway. (Beside an `anyOf`, a `oneOf` is dropped: exports may only loosen.)
+        let k = if k == "oneOf" {
+            if src.contains_key("anyOf") {
+                continue;
+            }
+            "anyOf"
+        } else {
+            k.as_str()
+        };
+        if !OPENAI_KEYWORDS.contains(&k) || k == "description" {
             continue;
         }
-        let v = match k.as_str() {
+        let v = match k {
             "properties" => {
                 let required: Vec<&str> = src
                     .get("required")
@@ -248,7 +307,7 @@ fn openai_strict(schema: &Value) -> Value {
             ),
             _ => v.clone(),
         };
-        out.insert(k.clone(), v);
+        out.insert(k.to_string(), v);
     }
     if let Some(Value::Object(props)) = out.get("properties") {
         let all: Vec<Value> = props.keys().map(|k| Value::String(k.clone())).collect();
@@ -329,7 +388,16 @@ fn gemini(schema: &Value) -> Value {
     }
     let mut nullable = false;
     for (k, v) in src {
-        match k.as_str() {
+        // Like OpenAI, Gemini takes `anyOf` only.
+        let k = if k == "oneOf" {
+            if src.contains_key("anyOf") {
+                continue;
+            }
+            "anyOf"
+        } else {
+            k.as_str()
+        };
+        match k {
             "type" => match v {
                 Value::Array(ts) => {
                     let non_null: Vec<&Value> = ts.iter().filter(|t| *t != "null").collect();
@@ -395,7 +463,7 @@ fn gemini(schema: &Value) -> Value {
             }
             "description" | "default" => {}
             other if GEMINI_KEYWORDS.contains(&other) => {
-                out.insert(k.clone(), v.clone());
+                out.insert(k.to_string(), v.clone());
             }
             _ => {}
         }

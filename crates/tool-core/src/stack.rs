@@ -251,7 +251,12 @@ impl Stack {
         // Validate: schema first, then the typed parse and the access list.
         let entry = self.registry.entry(name)?;
         let args = entry.check(args)?;
-        let prepared = entry.tool.prepare(ctx, args)?;
+        // `prepare` runs the tool's own `access` code on the caller's task: a panic there must
+        // not take the caller down either.
+        let prepared = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            entry.tool.prepare(ctx, args)
+        }))
+        .map_err(|_| ToolError::internal(format!("the tool `{name}` panicked in prepare")))??;
         trace.accesses = prepared.accesses.iter().map(ToString::to_string).collect();
 
         // Permission.
@@ -290,8 +295,9 @@ impl Stack {
             rate.check()?;
         }
 
-        // Timeout and cancellation. The tool runs as its own task so that a deadline or a
-        // cancellation can abort it and a panic cannot take the caller down.
+        // Timeout and cancellation. The tool's future is polled in place (spawning a task per
+        // call costs more than the rest of the stack); a deadline or a cancellation drops it,
+        // which kills child process groups, and a panic is caught and reported as internal.
         let deadline = prepared
             .timeout
             .unwrap_or(ctx.limits.call_timeout)
@@ -302,29 +308,43 @@ impl Stack {
         };
         let token = call_ctx.cancel.clone();
         let max_output = ctx.limits.max_output_bytes;
-        let mut task = tokio::spawn(async move {
-            let out = prepared.run(call_ctx).await?;
-            Ok(truncate_output(out, max_output))
-        });
+        let run = CatchUnwind(prepared.run(call_ctx));
         tokio::select! {
-            joined = &mut task => match joined {
-                Ok(result) => result,
-                Err(e) if e.is_panic() => Err(ToolError::internal(format!("the tool `{name}` panicked"))),
-                Err(_) => Err(ToolError::Cancelled),
+            biased;
+            () = ctx.cancel.cancelled() => {
+                token.cancel();
+                Err(ToolError::Cancelled)
+            }
+            result = run => match result {
+                Ok(out) => out.map(|o| truncate_output(o, max_output)),
+                Err(()) => Err(ToolError::internal(format!("the tool `{name}` panicked"))),
             },
             () = tokio::time::sleep(deadline) => {
                 token.cancel();
-                task.abort();
                 Err(ToolError::Timeout(format!(
                     "`{name}` did not finish within {} s and was stopped; narrow the request, or ask for a longer timeout if the tool takes one.",
                     deadline.as_secs_f64()
                 )))
             }
-            () = ctx.cancel.cancelled() => {
-                token.cancel();
-                task.abort();
-                Err(ToolError::Cancelled)
-            }
+        }
+    }
+}
+
+/// Polls a future, turning a panic into `Err(())`.
+struct CatchUnwind(crate::tool::CallFuture);
+
+impl std::future::Future for CatchUnwind {
+    type Output = Result<Result<ToolOutput, ToolError>, ()>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let fut = &mut self.0;
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fut.as_mut().poll(cx))) {
+            Ok(std::task::Poll::Ready(r)) => std::task::Poll::Ready(Ok(r)),
+            Ok(std::task::Poll::Pending) => std::task::Poll::Pending,
+            Err(_) => std::task::Poll::Ready(Err(())),
         }
     }
 }
@@ -336,7 +356,8 @@ struct Trace {
     accesses: Vec<String>,
 }
 
-/// The truncation layer: cuts text parts head + tail so their total stays within `max_bytes`.
+/// The truncation layer: cuts text parts head + tail so their total, notices included, stays
+/// within `max_bytes` (unless `max_bytes` is too small to hold even the notices).
 pub fn truncate_output(mut out: ToolOutput, max_bytes: usize) -> ToolOutput {
     let total = out.text_bytes();
     if total <= max_bytes {
@@ -352,7 +373,7 @@ pub fn truncate_output(mut out: ToolOutput, max_bytes: usize) -> ToolOutput {
     let mut info = None;
     for part in &mut out.content {
         if let Content::Text { text } = part {
-            let (cut, t) = crate::truncate::head_tail(
+            let (cut, t) = crate::truncate::head_tail_within(
                 text,
                 budget,
                 "the output was too long; narrow the request (a smaller range, a more specific pattern or path) to see the omitted part",

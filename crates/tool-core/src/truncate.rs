@@ -29,12 +29,7 @@ pub fn head_tail(text: &str, max_bytes: usize, hint: &str) -> (String, Option<Tr
     let tail_start = tail_start.max(head_end);
     let omitted = &text[head_end..tail_start];
     let omitted_lines = omitted.matches('\n').count() as u64;
-    let notice = format!(
-        "\n[... {} bytes ({} lines) omitted; {} ...]\n",
-        omitted.len(),
-        omitted_lines,
-        hint
-    );
+    let notice = notice(omitted.len() as u64, omitted_lines, hint);
     let mut out = String::with_capacity(head_end + notice.len() + (text.len() - tail_start));
     out.push_str(&text[..head_end]);
     out.push_str(&notice);
@@ -46,6 +41,21 @@ pub fn head_tail(text: &str, max_bytes: usize, hint: &str) -> (String, Option<Tr
         hint: hint.to_string(),
     };
     (out, Some(info))
+}
+
+/// Like [`head_tail`], but the notice counts against `max_bytes`: the result is never longer
+/// than `max_bytes`, unless `max_bytes` cannot hold even the notice.
+pub fn head_tail_within(text: &str, max_bytes: usize, hint: &str) -> (String, Option<Truncation>) {
+    if text.len() <= max_bytes {
+        return (text.to_string(), None);
+    }
+    // The longest notice this text can need: no count exceeds its length.
+    let reserve = notice(text.len() as u64, text.len() as u64, hint).len();
+    head_tail(text, max_bytes.saturating_sub(reserve), hint)
+}
+
+fn notice(omitted_bytes: u64, omitted_lines: u64, hint: &str) -> String {
+    format!("\n[... {omitted_bytes} bytes ({omitted_lines} lines) omitted; {hint} ...]\n")
 }
 
 /// The largest character boundary `<= i`.

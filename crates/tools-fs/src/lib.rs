@@ -6,10 +6,14 @@
 mod append;
 mod delete;
 mod edit;
+mod find;
+mod grep;
 mod list;
 mod mkdir;
 mod read;
 mod text;
+mod vfs;
+mod walk;
 mod write;
 
 use std::sync::Arc;
@@ -19,9 +23,12 @@ use tool_core::{Alias, DynTool, typed};
 pub use append::FileAppend;
 pub use delete::DeleteFile;
 pub use edit::FileEdit;
+pub use find::{FindFiles, FindFilesArgs};
+pub use grep::{Grep, GrepArgs, OutputMode};
 pub use list::ListDir;
 pub use mkdir::MakeDir;
 pub use read::FileRead;
+pub use vfs::{SqliteFs, sqlite_workspace};
 pub use write::FileWrite;
 
 /// Settings of the file tools (limits live in [`tool_core::Limits`]).
@@ -39,6 +46,8 @@ pub fn tools(_config: &Config) -> Vec<Arc<dyn DynTool>> {
         typed(ListDir),
         typed(MakeDir),
         typed(DeleteFile),
+        typed(FindFiles),
+        typed(Grep),
     ]
 }
 
@@ -85,6 +94,18 @@ pub const ALIASES: &[Alias] = &[
         target: "delete_file",
         renames: &[("file_path", "path")],
     },
+    Alias {
+        profile: "sneakycode",
+        name: "grep_files",
+        target: "grep",
+        renames: &[("file_pattern", "include")],
+    },
+    Alias {
+        profile: "sneakycode",
+        name: "find_files",
+        target: "find_files",
+        renames: &[],
+    },
     // pig.
     Alias {
         profile: "pig",
@@ -110,6 +131,12 @@ pub const ALIASES: &[Alias] = &[
         target: "delete_file",
         renames: &[],
     },
+    Alias {
+        profile: "pig",
+        name: "grep",
+        target: "grep",
+        renames: &[],
+    },
     // hrns.
     Alias {
         profile: "hrns",
@@ -126,6 +153,12 @@ pub const ALIASES: &[Alias] = &[
             ("oldString", "old_string"),
             ("newString", "new_string"),
         ],
+    },
+    Alias {
+        profile: "hrns",
+        name: "list_files",
+        target: "find_files",
+        renames: &[("dir", "path"), ("globPattern", "pattern")],
     },
     // NullClaw's names are the canonical ones.
     Alias {

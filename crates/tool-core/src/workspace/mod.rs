@@ -350,14 +350,19 @@ impl Workspace {
                 }
             }
         }
-        if !path.is_absolute() {
-            return Ok(self.make(0, parts));
-        }
-        // Absolute: it must lie under a root, compared component by component (so `/ws-evil`
-        // is not under `/ws`). The most specific root wins.
-        let normal: PathBuf = std::iter::once("/".to_string())
-            .chain(parts.iter().cloned())
-            .collect();
+        // Both spellings become one absolute path that must lie under a root, compared component
+        // by component (so `/ws-evil` is not under `/ws`). The most specific root wins, also for
+        // relative paths: a read-only extra root nested inside the workspace stays read-only
+        // when it is named relative to the workspace.
+        let normal: PathBuf = if path.is_absolute() {
+            std::iter::once("/".to_string())
+                .chain(parts.iter().cloned())
+                .collect()
+        } else {
+            let mut p = self.roots[0].path.clone();
+            p.extend(&parts);
+            p
+        };
         let mut best: Option<(usize, usize)> = None;
         for (i, root) in self.roots.iter().enumerate() {
             if normal.starts_with(&root.path) {
@@ -369,7 +374,11 @@ impl Workspace {
         }
         match best {
             Some((i, depth)) => {
-                let rest = parts[depth.saturating_sub(1)..].to_vec();
+                let rest = normal
+                    .components()
+                    .skip(depth)
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect();
                 Ok(self.make(i, rest))
             }
             None => Err(ToolError::Denied(format!(

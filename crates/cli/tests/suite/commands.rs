@@ -1,0 +1,132 @@
+use super::{json, stderr, stdout, toolshed};
+
+#[test]
+fn tools_lists_every_tool_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let registry = toolshed_cli::registry().unwrap();
+    let names = registry.names();
+    assert!(names.contains(&"file_read"));
+
+    let o = toolshed(dir.path(), &["tools"], None);
+    assert!(o.status.success());
+    for name in &names {
+        assert!(stdout(&o).contains(name), "table lacks {name}");
+    }
+    for (format, name_of) in [
+        ("json", "/name"),
+        ("mcp", "/name"),
+        ("anthropic", "/name"),
+        ("gemini", "/name"),
+        ("openai", "/function/name"),
+    ] {
+        let o = toolshed(dir.path(), &["tools", "--format", format], None);
+        assert!(o.status.success(), "{format}: {}", stderr(&o));
+        let v = json(&o);
+        let listed: Vec<&str> = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.pointer(name_of).and_then(|n| n.as_str()).unwrap())
+            .collect();
+        assert_eq!(listed, names, "{format}");
+    }
+}
+
+#[test]
+fn profiles_rename_tools_and_arguments() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.py"), "def old():\n    pass\n").unwrap();
+    // SneakyCode names and argument names.
+    let o = toolshed(
+        dir.path(),
+        &[
+            "--profile",
+            "sneakycode",
+            "call",
+            "read_file",
+            r#"{"file_path":"a.py"}"#,
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("def old"));
+    let o = toolshed(
+        dir.path(),
+        &[
+            "--profile",
+            "sneakycode",
+            "call",
+            "str_replace",
+            r#"{"file_path":"a.py","old_str":"old","new_str":"new"}"#,
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        std::fs::read_to_string(dir.path().join("a.py"))
+            .unwrap()
+            .contains("def new")
+    );
+    // hrns: an edit whose old text is missing is an error, not a silent "OK".
+    let o = toolshed(
+        dir.path(),
+        &[
+            "--profile",
+            "hrns",
+            "call",
+            "write_file",
+            r#"{"fileName":"a.py","oldString":"absent","newString":"x"}"#,
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(1));
+    // The canonical name is not exposed under a profile that renames it.
+    let o = toolshed(
+        dir.path(),
+        &[
+            "--profile",
+            "hrns",
+            "call",
+            "file_read",
+            r#"{"path":"a.py"}"#,
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let o = toolshed(dir.path(), &["--profile", "nosuch", "tools"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("sneakycode"));
+}
+
+#[test]
+fn completions_and_help() {
+    let dir = tempfile::tempdir().unwrap();
+    for shell in ["bash", "zsh", "fish"] {
+        let o = toolshed(dir.path(), &["completions", shell], None);
+        assert!(o.status.success());
+        assert!(stdout(&o).contains("toolshed"));
+    }
+    let o = toolshed(dir.path(), &["call", "--help"], None);
+    assert!(o.status.success());
+    for word in [
+        "--yes",
+        "--json",
+        "--workspace",
+        "--config",
+        "--profile",
+        "Exit status",
+    ] {
+        assert!(stdout(&o).contains(word), "call --help lacks {word}");
+    }
+}
+
+#[test]
+fn tour_runs_and_shows_a_refusal() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = toolshed(dir.path(), &["tour"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("error (denied)"));
+    assert!(out.contains("error (needs_approval)"));
+    assert!(out.contains("+toolshed"));
+}

@@ -1,0 +1,339 @@
+//! The process helper with real programs: exit codes, closed stdin, scrubbed environment, group
+//! kill on timeout, cancellation and drop, bounded head + tail output.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use tool_core::process::{ProcessOutput, ProcessSpec, run};
+use tool_core::{ErrorKind, Limits, Policy, ToolContext};
+
+use super::Fixture;
+
+fn ctx(fx: &Fixture) -> ToolContext {
+    fx.ctx(Policy::full(), Limits::default())
+}
+
+fn sh(fx: &Fixture, script: &str) -> ProcessSpec {
+    let mut spec = ProcessSpec::new("sh", &fx.root).arg("-c").arg(script);
+    spec.timeout = Duration::from_secs(20);
+    spec
+}
+
+/// Whether `pid` is a live process (a zombie counts as dead: it runs nothing).
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => false,
+        Ok(stat) => {
+            let state = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next())
+                .unwrap_or("?");
+            state != "Z" && state != "X"
+        }
+    }
+}
+
+/// Waits (briefly) for `pid` to die; the kill is asynchronous.
+fn assert_dies(pid: i32, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while alive(pid) {
+        assert!(
+            Instant::now() < deadline,
+            "{what} (pid {pid}) is still running"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn read_pid(path: &Path) -> i32 {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        if let Ok(s) = std::fs::read_to_string(path)
+            && let Ok(pid) = s.trim().parse()
+        {
+            return pid;
+        }
+        assert!(Instant::now() < deadline, "no pid in {}", path.display());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// (script, exit code, signal, fragments the output contains)
+#[tokio::test]
+async fn exit_status_and_output_table() {
+    let fx = Fixture::new();
+    let cases: [(&str, Option<i32>, Option<i32>, &[&str]); 6] = [
+        (
+            "echo out; echo err >&2; exit 3",
+            Some(3),
+            None,
+            &["out", "err"],
+        ),
+        ("echo out; echo err >&2", Some(0), None, &["out", "err"]),
+        ("echo partial; exit 255", Some(255), None, &["partial"]),
+        ("echo before; kill -TERM $$", None, Some(15), &["before"]),
+        ("echo before; kill -KILL $$", None, Some(9), &["before"]),
+        ("printf 'no newline'", Some(0), None, &["no newline"]),
+    ];
+    for (script, code, signal, fragments) in cases {
+        let out: ProcessOutput = run(sh(&fx, script), &ctx(&fx)).await.unwrap();
+        assert_eq!(out.exit_code, code, "{script}: {out:?}");
+        assert_eq!(out.signal, signal, "{script}");
+        assert_eq!(out.success(), code == Some(0), "{script}");
+        assert!(!out.timed_out, "{script}");
+        assert!(out.truncated.is_none(), "{script}");
+        assert_eq!(out.total_bytes, out.output.len() as u64, "{script}");
+        for f in fragments {
+            assert!(out.output.contains(f), "{script}: {:?}", out.output);
+        }
+    }
+}
+
+/// stdin is closed: programs that read it see end-of-file at once instead of waiting.
+#[tokio::test]
+async fn stdin_is_closed() {
+    let fx = Fixture::new();
+    for (program, args, expect) in [
+        ("cat", vec![], ""),
+        (
+            "sh",
+            vec!["-c", "read line; echo \"got:$line:$?\""],
+            "got::1\n",
+        ),
+        ("sh", vec!["-c", "echo twin"], "twin\n"),
+    ] {
+        let mut spec = ProcessSpec::new(program, &fx.root);
+        spec.args = args.iter().map(Into::into).collect();
+        spec.timeout = Duration::from_secs(20);
+        let out = run(spec, &ctx(&fx)).await.unwrap();
+        assert!(!out.timed_out, "{program} {args:?} waited for input");
+        assert_eq!(out.exit_code, Some(0), "{program} {args:?}");
+        assert_eq!(out.output, expect, "{program} {args:?}");
+    }
+}
+
+/// The child's environment holds only the allowed variables (and the explicit ones). Cargo sets
+/// `CARGO_MANIFEST_DIR` for this test process; it must not leak unless allowed.
+#[tokio::test]
+async fn environment_is_scrubbed() {
+    let fx = Fixture::new();
+    let leaked = ("CARGO_MANIFEST_DIR", env!("CARGO_MANIFEST_DIR"));
+    assert_eq!(std::env::var(leaked.0).ok().as_deref(), Some(leaked.1));
+    let cases: [(Vec<&str>, bool); 3] = [
+        (vec!["PATH"], false),
+        (vec!["PATH", "CARGO_MANIFEST_DIR"], true),
+        (vec!["PATH", "NOT_SET_ANYWHERE_12345"], false),
+    ];
+    for (allow, visible) in cases {
+        let mut spec = ProcessSpec::new("env", &fx.root);
+        spec.env_allow = allow.iter().map(|s| s.to_string()).collect();
+        spec.env = vec![("EXPLICIT_VAR".into(), "explicit value".into())];
+        let out = run(spec, &ctx(&fx)).await.unwrap();
+        let vars: Vec<&str> = out.output.lines().collect();
+        let names: Vec<&str> = vars
+            .iter()
+            .filter_map(|l| l.split_once('=').map(|(k, _)| k))
+            .collect();
+        let line = format!("{}={}", leaked.0, leaked.1);
+        assert_eq!(
+            vars.contains(&line.as_str()),
+            visible,
+            "{allow:?}: {vars:?}"
+        );
+        assert!(vars.contains(&"EXPLICIT_VAR=explicit value"), "{vars:?}");
+        // Nothing but the allowed and explicit variables (sh may not add any: `env` is exec'd).
+        for name in &names {
+            assert!(
+                allow.contains(name) || *name == "EXPLICIT_VAR",
+                "{allow:?}: {name} leaked"
+            );
+        }
+    }
+    // The default allow list does not carry cargo's (or any other) variables.
+    let out = run(ProcessSpec::new("env", &fx.root), &ctx(&fx))
+        .await
+        .unwrap();
+    assert!(!out.output.contains("CARGO_"), "{}", out.output);
+    assert!(out.output.contains("TERM=dumb"), "{}", out.output);
+}
+
+/// On timeout the whole group dies, including a grandchild in the background.
+#[tokio::test]
+async fn timeout_kills_the_group() {
+    let fx = Fixture::new();
+    let pidfile = fx.root.join("grandchild.pid");
+    let script = format!(
+        "sleep 30 & echo $! > {}; echo started; sleep 30",
+        pidfile.display()
+    );
+    let mut spec = sh(&fx, &script);
+    spec.timeout = Duration::from_secs(1);
+    let out = run(spec, &ctx(&fx)).await.unwrap();
+    assert!(out.timed_out, "{out:?}");
+    assert_eq!(out.exit_code, None);
+    assert_eq!(out.signal, Some(9));
+    assert!(!out.success());
+    assert!(
+        out.output.contains("started"),
+        "output before the kill is kept"
+    );
+    assert_dies(read_pid(&pidfile), "the grandchild");
+
+    // Twin: a quick command under the same deadline is not marked as timed out.
+    let mut spec = sh(&fx, "echo quick");
+    spec.timeout = Duration::from_secs(1);
+    let out = run(spec, &ctx(&fx)).await.unwrap();
+    assert!(!out.timed_out);
+    assert_eq!(out.output, "quick\n");
+}
+
+/// A background child that keeps the pipes open does not make `run` wait for it: the group is
+/// killed when the main process exits.
+#[tokio::test]
+async fn background_child_does_not_hang_run() {
+    let fx = Fixture::new();
+    for script in ["sleep 30 & echo $!", "(sleep 30; echo late) & echo $!"] {
+        let mut spec = sh(&fx, script);
+        spec.timeout = Duration::from_secs(20);
+        let out = run(spec, &ctx(&fx)).await.unwrap();
+        assert!(
+            !out.timed_out,
+            "{script}: run waited for the background child"
+        );
+        assert_eq!(out.exit_code, Some(0), "{script}");
+        assert!(!out.output.contains("late"), "{script}");
+        let pid: i32 = out.output.trim().parse().unwrap();
+        assert_dies(pid, "the background child");
+    }
+}
+
+/// Cancelling the context kills the group and returns `Cancelled`.
+#[tokio::test]
+async fn cancellation_kills_the_group() {
+    let fx = Fixture::new();
+    let pidfile = fx.root.join("child.pid");
+    let ctx = ctx(&fx);
+    let token = ctx.cancel.clone();
+    let spec = sh(
+        &fx,
+        &format!("sleep 30 & echo $! > {}; wait", pidfile.display()),
+    );
+    let pidfile2 = pidfile.clone();
+    let canceller = async move {
+        let pid = tokio::task::spawn_blocking(move || read_pid(&pidfile2))
+            .await
+            .unwrap();
+        token.cancel();
+        pid
+    };
+    let (got, pid) = tokio::join!(run(spec, &ctx), canceller);
+    assert_eq!(got.unwrap_err().kind(), ErrorKind::Cancelled);
+    assert_dies(pid, "the cancelled child's child");
+}
+
+/// Dropping the `run` future (an aborted task) kills the group too.
+#[tokio::test]
+async fn dropping_the_future_kills_the_group() {
+    let fx = Fixture::new();
+    let pidfile = fx.root.join("dropped.pid");
+    let spec = sh(
+        &fx,
+        &format!("sleep 30 & echo $! > {}; wait", pidfile.display()),
+    );
+    let c = ctx(&fx);
+    let got = tokio::time::timeout(Duration::from_millis(500), run(spec, &c)).await;
+    assert!(got.is_err(), "run finished although its child sleeps 30 s");
+    assert_dies(read_pid(&pidfile), "the dropped call's child");
+}
+
+/// Head + tail truncation of large output: total bytes reported, head a prefix, tail a suffix,
+/// no broken characters, memory bounded.
+#[tokio::test]
+async fn output_is_cut_head_and_tail() {
+    let fx = Fixture::new();
+    let content: String = (0..20_000).map(|i| format!("{i} é🦀 ligne\n")).collect();
+    std::fs::write(fx.root.join("big.txt"), &content).unwrap();
+    for max in [
+        0,
+        1,
+        7,
+        1000,
+        1001,
+        4097,
+        65_536,
+        content.len(),
+        content.len() + 1,
+    ] {
+        let mut spec = ProcessSpec::new("cat", &fx.root).arg("big.txt");
+        spec.max_output_bytes = max;
+        let out = run(spec, &ctx(&fx)).await.unwrap();
+        let case = format!("limit {max}");
+        assert_eq!(out.total_bytes, content.len() as u64, "{case}");
+        assert_eq!(out.exit_code, Some(0), "{case}");
+        if max >= content.len() {
+            assert!(out.truncated.is_none(), "{case}");
+            assert_eq!(out.output, content, "{case}");
+            continue;
+        }
+        let t = out.truncated.as_ref().expect("truncated");
+        assert_eq!(t.original_bytes, content.len() as u64, "{case}");
+        assert!(t.kept_bytes <= max as u64, "{case}: kept {}", t.kept_bytes);
+        assert!(
+            !out.output.contains('\u{FFFD}'),
+            "{case}: a character was split"
+        );
+        let start = out.output.find("\n[... ").expect("notice");
+        let end = out.output.find(" ...]\n").expect("notice end") + " ...]\n".len();
+        let (head, tail) = (&out.output[..start], &out.output[end..]);
+        assert!(content.starts_with(head), "{case}");
+        assert!(content.ends_with(tail), "{case}");
+        assert!(head.len() + tail.len() <= max, "{case}");
+        // Memory is bounded by the limit plus the notice.
+        assert!(
+            out.output.len() <= max + 400,
+            "{case}: {} bytes",
+            out.output.len()
+        );
+    }
+}
+
+/// A program that does not exist is a model-visible failure; the twin runs.
+#[tokio::test]
+async fn missing_program() {
+    let fx = Fixture::new();
+    let err = run(
+        ProcessSpec::new("definitely-not-a-program-xyz", &fx.root),
+        &ctx(&fx),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Failed);
+    assert!(
+        err.to_string().contains("definitely-not-a-program-xyz"),
+        "{err}"
+    );
+    let ok = run(ProcessSpec::new("true", &fx.root), &ctx(&fx))
+        .await
+        .unwrap();
+    assert!(ok.success());
+}
+
+/// The child runs in the directory it is given, in its own process group.
+#[tokio::test]
+async fn cwd_and_process_group() {
+    let fx = Fixture::new();
+    let sub = fx.dir("sub dir");
+    let out = run(
+        ProcessSpec::new("sh", &sub)
+            .arg("-c")
+            .arg("pwd; ps -o pgid= -p $$ 2>/dev/null || cut -d' ' -f5 /proc/$$/stat; echo $$"),
+        &ctx(&fx),
+    )
+    .await
+    .unwrap();
+    let lines: Vec<&str> = out.output.lines().map(str::trim).collect();
+    assert_eq!(lines[0], sub.display().to_string());
+    // The shell leads its own group: its group id is its pid, not ours.
+    assert_eq!(lines[1], lines[2], "{lines:?}");
+    assert_ne!(lines[1], std::process::id().to_string());
+}

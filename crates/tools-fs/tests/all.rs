@@ -1,0 +1,3 @@
+//! The integration tests of tools-fs: one binary, one module per concern.
+
+mod suite;

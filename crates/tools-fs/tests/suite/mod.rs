@@ -1,0 +1,3 @@
+//! Integration test modules of tools-fs.
+
+mod vfs;

@@ -1,0 +1,103 @@
+//! Architecture invariants, checked from `cargo metadata`.
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use serde_json::Value;
+
+/// Every `tools-*` crate, `mcp` and `agent` depend on `tool-core` and on no other workspace crate.
+#[test]
+fn tool_families_depend_only_on_tool_core() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo metadata runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let packages = meta["packages"].as_array().unwrap();
+    let members: Vec<&str> = packages
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+
+    let mut deps: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for p in packages {
+        let name = p["name"].as_str().unwrap();
+        let internal: Vec<&str> = p["dependencies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            // Normal and build dependencies; dev-dependencies may reach further for tests.
+            .filter(|d| d["kind"].is_null() || d["kind"] == "build")
+            .map(|d| d["name"].as_str().unwrap())
+            .filter(|d| members.contains(d))
+            .collect();
+        deps.insert(name, internal);
+    }
+
+    let families: Vec<&str> = members
+        .iter()
+        .copied()
+        .filter(|m| m.starts_with("tools-") || *m == "toolshed-mcp" || *m == "toolshed-agent")
+        .collect();
+    // The layout the design card asks for.
+    for expected in [
+        "tools-fs",
+        "tools-shell",
+        "tools-git",
+        "tools-web",
+        "tools-memory",
+        "tools-cron",
+        "tools-hw",
+        "toolshed-mcp",
+        "toolshed-agent",
+    ] {
+        assert!(
+            families.contains(&expected),
+            "the workspace has no `{expected}` crate"
+        );
+    }
+    for family in families {
+        assert_eq!(
+            deps[family],
+            vec!["tool-core"],
+            "`{family}` must depend on tool-core and on no other workspace crate"
+        );
+    }
+    assert!(
+        deps["tool-core"].is_empty(),
+        "tool-core depends on no workspace crate"
+    );
+}
+
+/// No crate but `cli` and `xtask` uses anyhow: libraries return typed errors.
+#[test]
+fn libraries_do_not_use_anyhow() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates");
+    for entry in std::fs::read_dir(&root).unwrap() {
+        let dir = entry.unwrap().path();
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        if name == "cli" {
+            continue;
+        }
+        let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        let deps = manifest.split("[dependencies]").nth(1).unwrap_or("");
+        let deps = deps.split("\n[").next().unwrap_or("");
+        assert!(
+            !deps.contains("anyhow"),
+            "crate `{name}` must not depend on anyhow"
+        );
+    }
+}
