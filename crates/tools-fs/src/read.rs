@@ -229,7 +229,9 @@ fn read_text(
                     text
                 };
                 let entry = format!("{lineno}\t{rendered}\n");
-                if !out.is_empty() && out.len() + entry.len() > budget {
+                // Keep room for the closing notice so the truncation layer never cuts the page.
+                let line_budget = budget.saturating_sub(512).max(budget / 2);
+                if !out.is_empty() && out.len() + entry.len() > line_budget {
                     // Stop at the output budget; the next call starts at this line.
                     more = true;
                     break;

@@ -227,7 +227,7 @@ fn config_policy_and_limits_apply() {
     let ws = dir.path();
     fs::write(
         ws.join("toolshed.toml"),
-        "[policy]\nautonomy = \"supervised\"\n[policy.rules]\n\"file_write(secrets/**)\" = \"deny\"\n\n[limits]\nmax_output_bytes = 200\n",
+        "[policy]\nautonomy = \"supervised\"\n[policy.rules]\n\"file_write(secrets/**)\" = \"deny\"\n\n[limits]\nmax_output_bytes = 2000\n",
     )
     .unwrap();
     // The rule denies one subtree; its twin elsewhere is written.
@@ -269,7 +269,11 @@ fn config_policy_and_limits_apply() {
         .as_u64()
         .expect("a next offset");
     let text = v["content"][0]["text"].as_str().unwrap();
-    assert!(text.len() < 200 + 200, "{text}");
+    assert!(text.len() <= 2000, "{text}");
+    assert!(
+        v["truncated"].is_null(),
+        "the page fits, so nothing is cut: {v}"
+    );
     assert!(text.contains(&format!("\"offset\": {next}")), "{text}");
 
     // read_only refuses writes.

@@ -753,7 +753,7 @@ fn read_body(lines: &[Line<'_>], mut i: usize, hunk: &mut Hunk) -> Result<usize,
         return Err(ParseError::Malformed(format!(
             "Hunk `{}` (line {} of the patch) has no lines; a hunk needs context (` `), removed (`-`) or added (`+`) lines after its header.",
             hunk.header,
-            start.saturating_sub(0).max(1)
+            lines[start - 1].no
         )));
     }
     Ok(i)

@@ -802,9 +802,9 @@ async fn concurrent_readers_see_the_old_content_or_the_new_never_a_mix() {
                 }
             })
         };
-        let mut reads = 0;
-        let mut local_refusals = 0;
-        while !writer.is_finished() || reads < 10 {
+        // At least ten reads are checked, most of them while the writer runs.
+        let mut checked = 0;
+        while !writer.is_finished() || checked < 10 {
             let out = match call(
                 &s,
                 &env.ctx,
@@ -820,7 +820,6 @@ async fn concurrent_readers_see_the_old_content_or_the_new_never_a_mix() {
                 // what this test is about; remove this allowance once open_read accepts a
                 // regular file on the second open.
                 Err(e) if backend == Backend::Local && e.to_string().contains("special file") => {
-                    local_refusals += 1;
                     continue;
                 }
                 Err(e) => panic!("{backend:?}: {e}"),
@@ -833,12 +832,9 @@ async fn concurrent_readers_see_the_old_content_or_the_new_never_a_mix() {
                 "{backend:?}: a reader saw a mix of two versions ({} bytes)",
                 bytes.len()
             );
-            reads += 1;
+            checked += 1;
         }
         writer.await.unwrap();
-        if local_refusals > 0 {
-            eprintln!("{backend:?}: {local_refusals} spurious refusals during {reads} reads");
-        }
     }
 }
 
