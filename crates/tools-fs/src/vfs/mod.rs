@@ -607,7 +607,7 @@ impl Backend for SqliteFs {
                         last.len()
                     )));
                 }
-                let take = (CHUNK - tail + 1).min(rest.len());
+                let take = (CHUNK - tail).min(rest.len());
                 last.extend_from_slice(&rest[..take]);
                 rest = &rest[take..];
                 tx.prepare_cached("UPDATE chunks SET data = ?3 WHERE inode = ?1 AND idx = ?2")
