@@ -25,8 +25,14 @@ use toolshed_cli::config::Config;
 #[derive(Debug, Parser)]
 #[command(name = "toolshed", version, about, long_about = None)]
 struct Cli {
-    /// The workspace directory tools are confined to.
-    #[arg(long, global = true, value_name = "DIR", default_value = ".")]
+    /// The workspace tools are confined to: a directory, or `sqlite:FILE` for a virtual
+    /// filesystem stored in a SQLite database (created if missing).
+    #[arg(
+        long,
+        global = true,
+        value_name = "DIR|sqlite:FILE",
+        default_value = "."
+    )]
     workspace: PathBuf,
     /// The configuration file (default: toolshed.toml in the workspace, then
     /// $XDG_CONFIG_HOME/toolshed/config.toml).
@@ -187,18 +193,34 @@ impl Session {
         yes: bool,
         interactive: bool,
     ) -> Result<Session> {
-        let (config, _) = Config::load(config, workspace)?;
+        let sqlite = workspace
+            .to_str()
+            .and_then(|w| w.strip_prefix("sqlite:"))
+            .map(PathBuf::from);
+        // Configuration is looked up next to a SQLite file, or in the workspace directory.
+        let config_dir = match &sqlite {
+            Some(file) => file.parent().map(Path::to_path_buf).unwrap_or_default(),
+            None => workspace.to_path_buf(),
+        };
+        let (config, _) = Config::load(config, &config_dir)?;
         let profile = profile.or(config.profile.clone());
         let registry = toolshed_cli::registry_for(profile.as_deref())?;
         let policy = config.policy()?;
         let limits = config.limits();
-        let ws =
-            Workspace::local_with_roots(workspace, config.extra_roots()).with_context(|| {
+        let ws = match &sqlite {
+            Some(file) => tools_fs::sqlite_workspace(file).with_context(|| {
+                format!(
+                    "cannot open the SQLite workspace {}; pass a writable file path after `sqlite:`",
+                    file.display()
+                )
+            })?,
+            None => Workspace::local_with_roots(workspace, config.extra_roots()).with_context(|| {
                 format!(
                     "cannot open the workspace {}; pass an existing directory with --workspace",
                     workspace.display()
                 )
-            })?;
+            })?,
+        };
         let approver: Arc<dyn Approver> = if yes {
             Arc::new(ApproveAll)
         } else if interactive && std::io::stderr().is_terminal() {

@@ -1,6 +1,6 @@
 use std::fs;
 
-use super::{json, stderr, stdout, toolshed};
+use super::{json, stderr, stdout, toolshed, toolshed_raw};
 
 #[test]
 fn write_read_edit_round_trip() {
@@ -318,4 +318,31 @@ fn unknown_config_keys_are_named() {
     let o = toolshed(dir.path(), &["call", "file_read", r#"{"path":"x"}"#], None);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("autonmy"), "{}", stderr(&o));
+}
+
+/// `--workspace sqlite:FILE`: the same tools over the virtual filesystem, persisted in the file,
+/// and the same refusals.
+#[test]
+fn sqlite_workspace_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite:{}", dir.path().join("ws.db").display());
+    let run = |args: &[&str]| {
+        let mut argv = vec!["--workspace", db.as_str()];
+        argv.extend_from_slice(args);
+        toolshed_raw(dir.path(), &argv, None)
+    };
+    let o = run(&[
+        "call",
+        "file_write",
+        r#"{"path":"docs/a.md","content":"alpha\nbeta\n"}"#,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        !dir.path().join("docs").exists(),
+        "nothing is written to the real directory"
+    );
+    let o = run(&["call", "file_read", r#"{"path":"docs/a.md","offset":2}"#]);
+    assert_eq!(stdout(&o), "2\tbeta\n");
+    let o = run(&["call", "file_read", r#"{"path":"../etc/passwd"}"#, "--json"]);
+    assert_eq!(json(&o)["error"]["kind"], "denied");
 }

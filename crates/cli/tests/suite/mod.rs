@@ -6,12 +6,17 @@ use std::process::{Command, Output, Stdio};
 
 /// Runs `toolshed` with `args` in `workspace`, optionally feeding `stdin`.
 pub(crate) fn toolshed(workspace: &Path, args: &[&str], stdin: Option<&str>) -> Output {
+    let ws = workspace.display().to_string();
+    let mut argv = vec!["--workspace", ws.as_str()];
+    argv.extend_from_slice(args);
+    toolshed_raw(workspace, &argv, stdin)
+}
+
+/// Runs `toolshed` with exactly `args`; `home` keeps the user's own config out of the test.
+pub(crate) fn toolshed_raw(home: &Path, args: &[&str], stdin: Option<&str>) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolshed"));
-    cmd.arg("--workspace")
-        .arg(workspace)
-        .args(args)
-        // Keep the user's own config out of the tests.
-        .env("XDG_CONFIG_HOME", workspace.join(".no-user-config"))
+    cmd.args(args)
+        .env("XDG_CONFIG_HOME", home.join(".no-user-config"))
         .env_remove("RUST_LOG")
         .stdin(if stdin.is_some() {
             Stdio::piped()

@@ -55,7 +55,7 @@ impl LocalFs {
         } else {
             path.rel.as_str()
         };
-        openat2(root, rel, flags | OFlags::CLOEXEC, mode, RESOLVE).map_err(map_errno)
+        openat2_beneath(root, rel, flags | OFlags::CLOEXEC, mode)
     }
 
     /// The parent directory (opened for reading, so it can be fsynced) and the final name.
@@ -67,6 +67,27 @@ impl LocalFs {
         let dir = self.open_beneath(&parent, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty())?;
         let name = CString::new(name).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
         Ok((dir, name))
+    }
+}
+
+/// How often an open is retried when the kernel reports a concurrent rename.
+const EAGAIN_RETRIES: usize = 64;
+
+/// `openat2(RESOLVE_BENEATH)`, retried on `EAGAIN`: with `RESOLVE_BENEATH` the kernel refuses to
+/// resolve a `..` (from a link's target) while *any* rename runs on the system, because it
+/// cannot then prove the `..` stays beneath the root. A busy machine (a build renaming files)
+/// would otherwise make such opens fail at random. The retry is safe: every attempt is checked
+/// afresh, and after the last one the error is returned.
+fn openat2_beneath(root: &OwnedFd, rel: &str, flags: OFlags, mode: Mode) -> io::Result<OwnedFd> {
+    let mut attempts = 0;
+    loop {
+        match openat2(root, rel, flags, mode, RESOLVE) {
+            Err(Errno::AGAIN) if attempts < EAGAIN_RETRIES => {
+                attempts += 1;
+                std::thread::yield_now();
+            }
+            other => return other.map_err(map_errno),
+        }
     }
 }
 
@@ -137,11 +158,10 @@ impl Backend for LocalFs {
             Mode::empty(),
         )?;
         let after = fstat(&fd)?;
-        // Something was swapped in between the two opens: refuse rather than guess.
-        if after.st_dev != before.st_dev
-            || after.st_ino != before.st_ino
-            || kind_of(&after) != FileKind::File
-        {
+        // Something may have been swapped in between the two opens. An atomic replace of a
+        // regular file by another is fine (the reader gets the new file, whole); anything else
+        // is refused.
+        if kind_of(&after) != FileKind::File {
             return Err(FsRefusal::NotRegular(special_name(&after)).into());
         }
         Ok((Box::new(File::from(fd)), meta_of(&after)))
@@ -269,14 +289,12 @@ impl Backend for LocalFs {
             } else {
                 prefix.as_str()
             };
-            let dir = openat2(
+            let dir = openat2_beneath(
                 root,
                 parent,
                 OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
                 Mode::empty(),
-                RESOLVE,
-            )
-            .map_err(map_errno)?;
+            )?;
             match mkdirat(&dir, comp, Mode::from_raw_mode(0o755)) {
                 Ok(()) | Err(Errno::EXIST) => {}
                 Err(e) => return Err(e.into()),
