@@ -67,6 +67,10 @@ fn stack_in(dir: &std::path::Path) -> Result<(Stack, ToolContext), Box<dyn std::
 }
 
 #[tokio::main]
+#[allow(
+    clippy::print_stdout,
+    reason = "the example shows its result on stdout"
+)]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (stack, ctx) = stack_in(std::path::Path::new("."))?;
     let out = stack

@@ -196,6 +196,7 @@ pub async fn run(spec: ProcessSpec, ctx: &ToolContext) -> Result<ProcessOutput, 
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        .process_group(0)
         .kill_on_drop(true);
     for key in &spec.env_allow {
         if let Some(v) = std::env::var_os(key) {

@@ -513,6 +513,56 @@ fn racing_swap_never_escapes() {
     fx.assert_outside_intact();
 }
 
+/// Renames anywhere on the system make `RESOLVE_BENEATH` refuse a `..` with `EAGAIN`; the
+/// workspace retries, so reading through a link with `..` in its target keeps working while
+/// another thread renames files elsewhere. The twin without `..` never needed the retry.
+#[test]
+fn dotdot_links_survive_concurrent_renames() {
+    let fx = Fixture::new();
+    fx.file("real.txt", "inside");
+    fx.symlink("../real.txt", "sub/up");
+    fx.symlink("real.txt", "flat");
+    let churn = fx.base.join("churn");
+    std::fs::create_dir_all(&churn).unwrap();
+    std::fs::write(churn.join("a"), "a").unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let renamer = {
+        let stop = Arc::clone(&stop);
+        std::thread::spawn(move || {
+            let mut n = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                let (from, to) = if n.is_multiple_of(2) {
+                    ("a", "b")
+                } else {
+                    ("b", "a")
+                };
+                std::fs::rename(churn.join(from), churn.join(to)).unwrap();
+                n += 1;
+            }
+            n
+        })
+    };
+    let started = Instant::now();
+    let mut reads = 0;
+    let mut failures = Vec::new();
+    while reads < 3000 && started.elapsed() < Duration::from_millis(1000) {
+        for path in ["sub/up", "flat"] {
+            if let Err(e) = read(&fx.ws, path) {
+                failures.push(format!("{path}: {e}"));
+            }
+        }
+        reads += 1;
+    }
+    stop.store(true, Ordering::Relaxed);
+    assert!(renamer.join().unwrap() > 0);
+    assert!(
+        failures.is_empty(),
+        "{} of {reads} rounds failed: {:?}",
+        failures.len(),
+        &failures[..failures.len().min(3)]
+    );
+}
+
 /// Special files: open_read returns promptly with an error instead of blocking.
 #[test]
 fn fifo_and_special_files_do_not_hang() {
@@ -521,7 +571,7 @@ fn fifo_and_special_files_do_not_hang() {
     fx.file("regular", "regular");
     mknodat(
         CWD,
-        &fx.root.join("fifo"),
+        fx.root.join("fifo"),
         FileType::Fifo,
         Mode::from_raw_mode(0o644),
         0,
@@ -531,7 +581,7 @@ fn fifo_and_special_files_do_not_hang() {
     // A copy of /dev/zero: reading it would never end. Containers may forbid mknod of devices.
     let have_device = mknodat(
         CWD,
-        &fx.root.join("zero"),
+        fx.root.join("zero"),
         FileType::CharacterDevice,
         Mode::from_raw_mode(0o644),
         rustix::fs::makedev(1, 5),

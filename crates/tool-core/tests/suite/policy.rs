@@ -796,7 +796,7 @@ fn strictest_wins_in_any_order() {
     }
     // Mix accesses of different strictness under one policy.
     let policy = Policy::supervised();
-    let pool = vec![
+    let pool = [
         read(&fx.ws, "a"),
         write(&fx.ws, "b"),
         net("example.com"),

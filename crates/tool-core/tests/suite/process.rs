@@ -59,10 +59,17 @@ fn read_pid(path: &Path) -> i32 {
 }
 
 /// (script, exit code, signal, fragments the output contains)
+type StatusRow = (
+    &'static str,
+    Option<i32>,
+    Option<i32>,
+    &'static [&'static str],
+);
+
 #[tokio::test]
 async fn exit_status_and_output_table() {
     let fx = Fixture::new();
-    let cases: [(&str, Option<i32>, Option<i32>, &[&str]); 6] = [
+    let cases: [StatusRow; 6] = [
         (
             "echo out; echo err >&2; exit 3",
             Some(3),
@@ -93,6 +100,12 @@ async fn exit_status_and_output_table() {
 #[tokio::test]
 async fn stdin_is_closed() {
     let fx = Fixture::new();
+    // Give this test process a stdin that never ends (a pipe whose write end stays open), so a
+    // child that inherited it would wait until its deadline instead of passing by luck when the
+    // harness's own stdin is /dev/null. No test reads this process's stdin.
+    let (reader, writer) = rustix::pipe::pipe().unwrap();
+    rustix::stdio::dup2_stdin(&reader).unwrap();
+    std::mem::forget(writer);
     for (program, args, expect) in [
         ("cat", vec![], ""),
         (
@@ -104,7 +117,7 @@ async fn stdin_is_closed() {
     ] {
         let mut spec = ProcessSpec::new(program, &fx.root);
         spec.args = args.iter().map(Into::into).collect();
-        spec.timeout = Duration::from_secs(20);
+        spec.timeout = Duration::from_secs(3);
         let out = run(spec, &ctx(&fx)).await.unwrap();
         assert!(!out.timed_out, "{program} {args:?} waited for input");
         assert_eq!(out.exit_code, Some(0), "{program} {args:?}");

@@ -119,10 +119,10 @@ fn children(node: &Value) -> Vec<(String, &Value)> {
                     out.push((format!("{k}/{name}"), s));
                 }
             }
-            "items" | "additionalProperties" | "not" | "contains" | "propertyNames" => {
-                if v.is_object() {
-                    out.push((k.clone(), v));
-                }
+            "items" | "additionalProperties" | "not" | "contains" | "propertyNames"
+                if v.is_object() =>
+            {
+                out.push((k.clone(), v));
             }
             "anyOf" | "oneOf" | "allOf" | "prefixItems" => {
                 for (i, s) in v.as_array().into_iter().flatten().enumerate() {
