@@ -155,7 +155,10 @@ pub struct Rule {
 }
 
 impl Rule {
-    /// Parses `tool` or `tool(pattern)`; `*` as the tool matches every tool.
+    /// Parses `tool` or `tool(pattern)`; `*` as the tool matches every tool, and an access kind
+    /// (`read`, `write`, `delete`, `execute`, `network`, `device`) matches every tool's accesses
+    /// of that kind: `write(secrets/**)` covers file_write, file_edit, patch_apply and shell
+    /// redirections alike. `write` includes deletes.
     ///
     /// In the pattern, `*` matches within one path segment and `**` across segments for paths;
     /// for commands and hosts `*` matches anything.
@@ -203,8 +206,22 @@ impl Rule {
     }
 
     fn matches(&self, tool: &str, access: &Access) -> bool {
-        if self.tool != "*" && self.tool != tool {
-            return false;
+        // An access kind in the tool position applies to every tool that touches the subject
+        // that way, so `write(secrets/**)` also covers file_edit, patch_apply and the rest.
+        let by_kind = match self.tool.as_str() {
+            "read" => Some(matches!(access, Access::Read(_))),
+            "write" => Some(matches!(access, Access::Write(_) | Access::Delete { .. })),
+            "delete" => Some(matches!(access, Access::Delete { .. })),
+            "execute" => Some(matches!(access, Access::Execute { .. })),
+            "network" => Some(matches!(access, Access::Network { .. })),
+            "device" => Some(matches!(access, Access::Device(_))),
+            _ => None,
+        };
+        match by_kind {
+            Some(false) => return false,
+            Some(true) => {}
+            None if self.tool != "*" && self.tool != tool => return false,
+            None => {}
         }
         match &self.pattern {
             None => true,

@@ -207,7 +207,19 @@ impl Stack {
     ) -> Result<ToolOutput, ToolError> {
         let started = Instant::now();
         let mut trace = Trace::default();
-        let result = self.inner(name, args, &ctx, &mut trace).await;
+        // Parsed values skip `parse_strict`, so the nesting limit is checked here too.
+        let result = if json_depth(&args, ctx.limits.max_json_depth + 1) > ctx.limits.max_json_depth
+        {
+            Err(ToolError::invalid(
+                "",
+                format!(
+                    "the arguments are nested deeper than {} levels; send a flatter JSON object",
+                    ctx.limits.max_json_depth
+                ),
+            ))
+        } else {
+            self.inner(name, args, &ctx, &mut trace).await
+        };
         self.audit(name, &ctx, &trace, &result, started);
         result
     }
@@ -396,4 +408,22 @@ pub fn truncate_output(mut out: ToolOutput, max_bytes: usize) -> ToolOutput {
 /// Whether an error kind is one the model caused (as opposed to a fault in Toolshed).
 pub fn is_model_visible(kind: ErrorKind) -> bool {
     kind != ErrorKind::Internal
+}
+
+/// The nesting depth of `v`, counting stops at `cap`.
+fn json_depth(v: &Value, cap: usize) -> usize {
+    if cap == 0 {
+        return 0;
+    }
+    match v {
+        Value::Array(a) => 1 + a.iter().map(|x| json_depth(x, cap - 1)).max().unwrap_or(0),
+        Value::Object(o) => {
+            1 + o
+                .values()
+                .map(|x| json_depth(x, cap - 1))
+                .max()
+                .unwrap_or(0)
+        }
+        _ => 0,
+    }
 }

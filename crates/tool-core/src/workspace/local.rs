@@ -3,7 +3,7 @@
 use std::ffi::CString;
 use std::fs::File;
 use std::io::{self, Write};
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -137,6 +137,45 @@ impl Backend for LocalFs {
 
     fn local_dir(&self, root: usize) -> Option<&Path> {
         self.roots.get(root).map(|(p, _)| p.as_path())
+    }
+
+    fn real_path(&self, path: &WsPath) -> io::Result<Option<PathBuf>> {
+        // The kernel resolves the longest existing prefix of the parent beneath the root; /proc
+        // tells where it really is. The final component is never followed (operations on a link
+        // act on the link, and writes refuse links), and components that do not exist yet are
+        // appended as given.
+        let root = self.root_fd(path)?;
+        let comps: Vec<&str> = if path.rel.is_empty() {
+            Vec::new()
+        } else {
+            path.rel.split('/').collect()
+        };
+        for keep in (0..comps.len()).rev() {
+            let prefix = if keep == 0 {
+                ".".to_string()
+            } else {
+                comps[..keep].join("/")
+            };
+            match openat2_beneath(root, &prefix, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()) {
+                Ok(fd) => {
+                    let proc_link = format!("/proc/self/fd/{}", fd.as_raw_fd());
+                    let Ok(mut real) = std::fs::read_link(proc_link) else {
+                        // No /proc: the lexical path is all we have.
+                        return Ok(None);
+                    };
+                    real.extend(&comps[keep..]);
+                    return Ok(Some(real));
+                }
+                Err(e)
+                    if e.kind() == io::ErrorKind::NotFound
+                        || e.raw_os_error() == Some(Errno::NOTDIR.raw_os_error()) =>
+                {
+                    continue;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(None)
     }
 
     fn metadata(&self, path: &WsPath) -> io::Result<Metadata> {

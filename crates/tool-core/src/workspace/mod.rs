@@ -81,6 +81,12 @@ pub trait Backend: Send + Sync + fmt::Debug {
     fn kind(&self) -> &'static str;
     /// The real directory of root `root`, when files live on the local disk.
     fn local_dir(&self, root: usize) -> Option<&Path>;
+    /// Where `path` really is, with symbolic links inside the root resolved (absolute), when the
+    /// backend can tell. `resolve` uses it so that the policy judges the real location: a link
+    /// `hooks -> .git/hooks` is judged as `.git/hooks`.
+    fn real_path(&self, _path: &WsPath) -> io::Result<Option<PathBuf>> {
+        Ok(None)
+    }
     /// Metadata, following symbolic links that stay inside the root.
     fn metadata(&self, path: &WsPath) -> io::Result<Metadata>;
     /// Opens a regular file for reading. Anything else is refused without blocking.
@@ -379,7 +385,17 @@ impl Workspace {
                     .skip(depth)
                     .map(|c| c.as_os_str().to_string_lossy().into_owned())
                     .collect();
-                Ok(self.make(i, rest))
+                let lexical = self.make(i, rest);
+                // Judge the real location: links inside the roots are resolved by the kernel.
+                match self.backend.real_path(&lexical) {
+                    Ok(Some(real)) if real != normal => self.locate(&real).ok_or_else(|| {
+                        ToolError::Denied(format!(
+                            "The path `{trimmed}` leads outside the workspace through a symbolic link; use a path that stays inside."
+                        ))
+                    }),
+                    Ok(_) => Ok(lexical),
+                    Err(e) => Err(fs_error(e, &lexical, "resolve")),
+                }
             }
             None => Err(ToolError::Denied(format!(
                 "The path `{trimmed}` is outside the workspace ({}); use a path relative to the workspace root{}.",
@@ -391,6 +407,23 @@ impl Workspace {
                 }
             ))),
         }
+    }
+
+    /// The most specific root holding the absolute path `abs`, as a [`WsPath`].
+    fn locate(&self, abs: &Path) -> Option<WsPath> {
+        let (i, depth) = self
+            .roots
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| abs.starts_with(&r.path))
+            .map(|(i, r)| (i, r.path.components().count()))
+            .max_by_key(|(_, d)| *d)?;
+        let rest = abs
+            .components()
+            .skip(depth)
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        Some(self.make(i, rest))
     }
 
     fn make(&self, root: usize, parts: Vec<String>) -> WsPath {

@@ -860,12 +860,11 @@ fn read_dir_reports_links_without_following() {
             ("out".to_string(), FileKind::Symlink),
         ]
     );
-    // `exists` on a link that escapes is an error, not "absent".
-    let out = fx.ws.resolve("out/secret").unwrap();
+    // A path through a link that escapes is refused when it is resolved, before any use.
     assert_kind(
-        &fx.ws.exists(&out),
+        &fx.ws.resolve("out/secret"),
         ErrorKind::Denied,
-        "exists through an escaping link",
+        "resolve through an escaping link",
     );
     assert!(!fx.ws.exists(&fx.ws.resolve("missing").unwrap()).unwrap());
     assert!(fx.ws.exists(&fx.ws.resolve("f.txt").unwrap()).unwrap());
@@ -909,4 +908,23 @@ fn ws_path_helpers() {
         fx.ws.local_path(&joined).unwrap(),
         fx.root.join("a/b/d.txt")
     );
+}
+
+/// `resolve` judges the real location: a link inside the workspace that points into `.git` or
+/// into a read-only root is treated as that place (benign twin: a link to an ordinary dir).
+#[test]
+fn links_are_judged_by_where_they_lead() {
+    let fx = Fixture::new();
+    fx.dir(".git/hooks");
+    fx.dir("src");
+    fx.symlink(".git/hooks", "hooks");
+    fx.symlink("src", "code");
+    let via_hooks = fx.ws.resolve("hooks/pre-commit").unwrap();
+    assert!(via_hooks.is_git_internal(), "{via_hooks}");
+    assert_eq!(via_hooks.to_string(), ".git/hooks/pre-commit");
+    let via_code = fx.ws.resolve("code/main.rs").unwrap();
+    assert!(!via_code.is_git_internal());
+    assert_eq!(via_code.to_string(), "src/main.rs");
+    // The link itself, as a final component, is not followed.
+    assert_eq!(fx.ws.resolve("hooks").unwrap().to_string(), "hooks");
 }

@@ -884,3 +884,43 @@ fn reasons_name_the_culprit() {
     assert!(v.reason.contains(".git"), "{}", v.reason);
     assert_eq!(v.accesses, vec!["write .git/hooks/pre-push".to_string()]);
 }
+
+/// Rules by access kind apply to every tool; the benign twin (another subtree) is untouched.
+#[test]
+fn access_kind_rules_cover_every_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = tool_core::Workspace::local(dir.path()).unwrap();
+    let policy = tool_core::Policy::supervised()
+        .rule("write(secrets/**)", tool_core::Decision::Deny)
+        .unwrap();
+    let secret = ws.resolve("secrets/key").unwrap();
+    let public = ws.resolve("public/key").unwrap();
+    for tool in ["file_write", "file_edit", "patch_apply", "anything_new"] {
+        let d = policy
+            .decide(tool, &[tool_core::Access::Write(secret.clone())])
+            .decision;
+        assert_eq!(d, tool_core::Decision::Deny, "{tool}");
+        let d = policy
+            .decide(tool, &[tool_core::Access::Write(public.clone())])
+            .decision;
+        assert_eq!(d, tool_core::Decision::Allow, "{tool}");
+        let d = policy
+            .decide(tool, &[tool_core::Access::Read(secret.clone())])
+            .decision;
+        assert_eq!(
+            d,
+            tool_core::Decision::Allow,
+            "{tool}: a write rule leaves reads alone"
+        );
+    }
+    let d = policy
+        .decide(
+            "delete_file",
+            &[tool_core::Access::Delete {
+                path: secret,
+                recursive: false,
+            }],
+        )
+        .decision;
+    assert_eq!(d, tool_core::Decision::Deny, "write covers deletes");
+}
