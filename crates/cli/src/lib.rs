@@ -10,12 +10,13 @@ use tool_core::{Alias, PROFILES, Registry};
 pub fn registry() -> Result<Registry> {
     let mut registry = Registry::new();
     registry.register_all(tools_fs::tools(&tools_fs::Config::default()))?;
+    registry.register_all(tools_git::tools(&tools_git::Config::default()))?;
     Ok(registry)
 }
 
 /// Every seed-compatible alias this build knows.
 pub fn aliases() -> Vec<Alias> {
-    tools_fs::ALIASES.to_vec()
+    [tools_fs::ALIASES, tools_git::ALIASES].concat()
 }
 
 /// The registry a profile exposes (`None`: canonical names).

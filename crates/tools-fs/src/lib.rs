@@ -8,8 +8,12 @@ mod delete;
 mod edit;
 mod find;
 mod grep;
+mod image_edit;
+mod image_info;
+mod imaging;
 mod list;
 mod mkdir;
+mod patch;
 mod read;
 mod text;
 mod vfs;
@@ -25,8 +29,11 @@ pub use delete::DeleteFile;
 pub use edit::FileEdit;
 pub use find::{FindFiles, FindFilesArgs};
 pub use grep::{Grep, GrepArgs, OutputMode};
+pub use image_edit::ImageEdit;
+pub use image_info::ImageInfo;
 pub use list::ListDir;
 pub use mkdir::MakeDir;
+pub use patch::PatchApply;
 pub use read::FileRead;
 pub use vfs::{SqliteFs, sqlite_workspace};
 pub use write::FileWrite;
@@ -46,8 +53,11 @@ pub fn tools(_config: &Config) -> Vec<Arc<dyn DynTool>> {
         typed(ListDir),
         typed(MakeDir),
         typed(DeleteFile),
+        typed(PatchApply),
         typed(FindFiles),
         typed(Grep),
+        typed(ImageInfo),
+        typed(ImageEdit),
     ]
 }
 
@@ -92,6 +102,12 @@ pub const ALIASES: &[Alias] = &[
         profile: "sneakycode",
         name: "delete_file",
         target: "delete_file",
+        renames: &[("file_path", "path")],
+    },
+    Alias {
+        profile: "sneakycode",
+        name: "patch_apply",
+        target: "patch_apply",
         renames: &[("file_path", "path")],
     },
     Alias {

@@ -118,9 +118,36 @@ fn find_anchor(lines: &[FileLine<'_>], anchor: &str, from: usize) -> Option<usiz
     let found = rest
         .iter()
         .position(|l| l.text == anchor)
-        .or_else(|| rest.iter().position(|l| l.text.trim_end() == anchor.trim_end()))
-        .or_else(|| rest.iter().position(|l| l.text.trim() == anchor.trim()))?;
+        .or_else(|| {
+            rest.iter()
+                .position(|l| l.text.trim_end() == anchor.trim_end())
+        })
+        .or_else(|| rest.iter().position(|l| l.text.trim() == anchor.trim()))
+        // `@@ fn main()` for `fn main() {`: an anchor only locates; the context still has to match.
+        .or_else(|| {
+            let a = anchor.trim();
+            (a.len() >= 3)
+                .then(|| rest.iter().position(|l| l.text.trim_start().starts_with(a)))
+                .flatten()
+        })?;
     Some(from + found)
+}
+
+/// The line most like `anchor` at or after `from`, for error messages.
+fn closest_line(lines: &[FileLine<'_>], anchor: &str, from: usize) -> Option<usize> {
+    let a = anchor.trim();
+    let mut best: Option<(f32, usize)> = None;
+    for (i, l) in lines.iter().enumerate().skip(from).take(50_000) {
+        let t = l.text.trim();
+        if t.is_empty() || t.len() > a.len() * 3 + 20 || a.len() > t.len() * 3 + 20 {
+            continue;
+        }
+        let ratio = similar::TextDiff::from_chars(a, t).ratio();
+        if ratio >= 0.6 && best.is_none_or(|(r, _)| ratio > r) {
+            best = Some((ratio, i));
+        }
+    }
+    best.map(|(_, i)| i)
 }
 
 fn quote(s: &str) -> String {
@@ -189,8 +216,16 @@ pub(crate) fn apply_hunks(label: &str, original: &str, hunks: &[Hunk]) -> Result
                     } else {
                         format!(" after line {from}")
                     };
+                    let closest = match closest_line(&lines, a, from) {
+                        Some(i) => format!(
+                            " The most similar line is {}: {}.",
+                            i + 1,
+                            quote(lines[i].text)
+                        ),
+                        None => String::new(),
+                    };
                     return Err(format!(
-                        "{head}: the anchor line {} was not found in the file{where_}. {CLOSING}",
+                        "{head}: the anchor line {} was not found in the file{where_}.{closest} {CLOSING}",
                         quote(a)
                     ));
                 }
@@ -259,11 +294,12 @@ pub(crate) fn apply_hunks(label: &str, original: &str, hunks: &[Hunk]) -> Result
                 "hunk {n} of {label} matched only when trailing whitespace is ignored"
             ));
         }
-        if let Some(e) = expected
+        // Drift is reported against the line the hunk states, as patch(1) does.
+        if let Some(b) = base
             && !old.is_empty()
-            && pos != e
+            && pos != b
         {
-            let d = pos as isize - e as isize;
+            let d = pos as isize - b as isize;
             notes.push(format!(
                 "hunk {n} of {label} applied at line {} (offset {d:+} line{})",
                 pos + 1,
@@ -408,7 +444,10 @@ fn diagnose(
 
     // The window (possibly running past the end) where most of the old lines agree.
     let (lo, hi) = if len.saturating_mul(old.len()) > 20_000_000 {
-        (expected.saturating_sub(20_000), (expected + 20_000).min(len))
+        (
+            expected.saturating_sub(20_000),
+            (expected + 20_000).min(len),
+        )
     } else {
         (0, len)
     };
@@ -421,22 +460,28 @@ fn diagnose(
             .count();
         let better = match best {
             None => true,
-            Some((s, bp)) => score > s || (score == s && p.abs_diff(expected) < bp.abs_diff(expected)),
+            Some((s, bp)) => {
+                score > s || (score == s && p.abs_diff(expected) < bp.abs_diff(expected))
+            }
         };
         if better {
             best = Some((score, p));
         }
     }
     let (score, pos) = best.unwrap_or((0, expected.min(len)));
-    if score == 0 {
-        return format!(
-            "{head}: none of its {} context and removed lines is in the file near line {} (the first is {}).{already}\n{}{CLOSING}",
-            old.len(),
-            expected.min(len.saturating_sub(1)) + 1,
-            quote(old[0]),
-            excerpt(lines, expected)
-        );
-    }
+    let (pos, nowhere) = if score == 0 {
+        let none = if old.len() > 1 {
+            format!(
+                " None of its {} context and removed lines is in the file.",
+                old.len()
+            )
+        } else {
+            String::new()
+        };
+        (expected.min(len), none)
+    } else {
+        (pos, String::new())
+    };
     let i = old
         .iter()
         .enumerate()
@@ -464,7 +509,7 @@ fn diagnose(
         }
     };
     format!(
-        "{head}: {detail}.{already}\n{}{CLOSING}",
+        "{head}: {detail}.{nowhere}{already}\n{}{CLOSING}",
         excerpt(lines, at)
     )
 }
@@ -602,13 +647,20 @@ mod tests {
     fn never_fuzzes_context_away() {
         // Two of three context lines match; the hunk must still fail.
         let err = apply_hunks("f", FILE, &[hunk(Some(2), &[" b", " X", "-d", "+D"])]).unwrap_err();
-        assert!(err.contains("line 3 expected `X` but the file has `c`"), "{err}");
+        assert!(
+            err.contains("line 3 expected `X` but the file has `c`"),
+            "{err}"
+        );
     }
 
     #[test]
     fn already_applied_is_detected() {
-        let err = apply_hunks("f", "a\nB\nc\n", &[hunk(Some(1), &[" a", "-b", "+B", " c"])])
-            .unwrap_err();
+        let err = apply_hunks(
+            "f",
+            "a\nB\nc\n",
+            &[hunk(Some(1), &[" a", "-b", "+B", " c"])],
+        )
+        .unwrap_err();
         assert!(err.contains("may have been applied already"), "{err}");
     }
 
@@ -623,7 +675,20 @@ mod tests {
         let mut h = hunk(None, &["-    return 1", "+    return 2"]);
         h.anchors.push("def c():".into());
         let err = apply_hunks("f", file, &[h]).unwrap_err();
-        assert!(err.contains("the anchor line `def c():` was not found"), "{err}");
+        assert!(
+            err.contains("the anchor line `def c():` was not found"),
+            "{err}"
+        );
+        assert!(
+            err.contains("The most similar line is 1: `def a():`."),
+            "{err}"
+        );
+
+        // An anchor that is the start of the line is enough to locate.
+        let mut h = hunk(None, &["-    return 1", "+    return 3"]);
+        h.anchors.push("def b".into());
+        let got = apply_hunks("f", file, &[h]).unwrap();
+        assert_eq!(got.text, "def a():\n    return 1\ndef b():\n    return 3\n");
     }
 
     #[test]
@@ -636,6 +701,30 @@ mod tests {
     }
 
     #[test]
+    fn overlapping_and_misplaced_hunks_are_explained() {
+        let err = apply_hunks(
+            "f",
+            FILE,
+            &[
+                hunk(Some(5), &[" e", "-f", "+F"]),
+                hunk(Some(1), &[" a", "-b", "+B"]),
+            ],
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("hunk 2 (@@ -1,2 +1,2 @@): its lines are at line 1, which is before the end of the previous hunk (line 6)"),
+            "{err}"
+        );
+        let mut h = hunk(None, &["-c", "+C"]);
+        h.end_of_file = true;
+        let err = apply_hunks("f", FILE, &[h]).unwrap_err();
+        assert!(
+            err.contains("`*** End of File` says they end the file"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn pure_insertions() {
         let mut h = hunk(Some(2), &["+new"]);
         h.old_count = Some(0);
@@ -645,7 +734,11 @@ mod tests {
         assert_eq!(got.text, "x\ny\n");
         let mut h = hunk(Some(9), &["+new"]);
         h.old_count = Some(0);
-        assert!(apply_hunks("f", "a\n", &[h]).unwrap_err().contains("only 1 lines"));
+        assert!(
+            apply_hunks("f", "a\n", &[h])
+                .unwrap_err()
+                .contains("only 1 lines")
+        );
     }
 
     #[test]
@@ -658,7 +751,10 @@ mod tests {
     #[test]
     fn new_files() {
         let mut h = hunk(Some(0), &["+a", "+b"]);
-        assert_eq!(new_file_content(std::slice::from_ref(&h)), ("a\nb\n".into(), 2));
+        assert_eq!(
+            new_file_content(std::slice::from_ref(&h)),
+            ("a\nb\n".into(), 2)
+        );
         h.new_no_newline = true;
         assert_eq!(new_file_content(&[h]), ("a\nb".into(), 2));
     }

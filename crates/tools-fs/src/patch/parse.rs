@@ -70,6 +70,9 @@ pub(crate) struct FilePatch {
     pub(crate) hunks: Vec<Hunk>,
     /// Things the tool will not do but that do not stop the patch (mode changes), as sentences.
     pub(crate) notes: Vec<String>,
+    /// The other name a plain diff gave the file (`--- x.orig` / `+++ x`): not used, but checked
+    /// like every path, so a hostile name fails the patch instead of being silently ignored.
+    pub(crate) other_name: Option<String>,
 }
 
 impl FilePatch {
@@ -80,6 +83,7 @@ impl FilePatch {
             new_path: None,
             hunks: Vec::new(),
             notes: Vec::new(),
+            other_name: None,
         }
     }
 
@@ -180,7 +184,8 @@ pub(crate) struct Patch {
 /// Parses either format, chosen by the presence of a `*** Begin Patch` line.
 pub(crate) fn parse(text: &str) -> Result<Patch, ParseError> {
     let lines = split(text);
-    let envelope = lines.iter().any(|l| l.text.trim() == "*** Begin Patch");
+    // A marker with leading whitespace is a context line of a unified diff, not a marker.
+    let envelope = lines.iter().any(|l| l.text.trim_end() == "*** Begin Patch");
     let (format, files) = if envelope {
         (Format::Envelope, parse_envelope(&lines)?)
     } else {
@@ -219,6 +224,19 @@ fn split(text: &str) -> Vec<Line<'_>> {
         out.push(Line { no, text: line, cr });
         no += 1;
         rest = next;
+    }
+    // When every line ends with CRLF, headers included, the patch went through something that
+    // converted its line endings; the CRs say nothing about the files (a `git diff` of a CRLF
+    // file has CRs on the changed lines only).
+    let terminated = if text.ends_with('\n') {
+        out.len()
+    } else {
+        out.len().saturating_sub(1)
+    };
+    if terminated > 0 && out[..terminated].iter().all(|l| l.cr) {
+        for l in &mut out {
+            l.cr = false;
+        }
     }
     out
 }
@@ -282,6 +300,27 @@ impl Section {
         if let Some(to) = self.rename_to.take() {
             new = Some(to);
         }
+        let mut other_name = None;
+        if !self.git
+            && let (Some(o), Some(n)) = (&old, &new)
+            && o != n
+        {
+            // A plain diff between two differently named files changes one file: like patch(1),
+            // take the name with the fewest components, then the shortest base name, then the
+            // shortest name (`x.orig` → `x`).
+            let key = |p: &str| {
+                let base = p.rsplit('/').next().unwrap_or(p).len();
+                (p.split('/').count(), base, p.len())
+            };
+            let (keep, drop) = if key(n) < key(o) { (n, o) } else { (o, n) };
+            self.patch.notes.push(format!(
+                "is named both `{drop}` and `{keep}` in the patch; `{keep}` was patched"
+            ));
+            other_name = Some(drop.clone());
+            let keep = keep.clone();
+            old = Some(keep.clone());
+            new = Some(keep);
+        }
         let op = if self.new_file || (self.has_file_lines && old.is_none()) {
             Op::Add
         } else if self.deleted_file || (self.has_file_lines && new.is_none()) {
@@ -293,6 +332,7 @@ impl Section {
         };
         let mut patch = self.patch;
         patch.op = op;
+        patch.other_name = other_name;
         match op {
             Op::Add => {
                 patch.old_path = None;
@@ -372,9 +412,22 @@ fn parse_unified(lines: &[Line<'_>]) -> Result<Vec<FilePatch>, ParseError> {
             let s = cur.as_mut().expect("a section was just set");
             let old = header_path(&t[4..], line.no)?;
             let new = header_path(&lines[i + 1].text[4..], line.no + 1)?;
+            if !s.git {
+                // `diff -N` marks a missing side with the epoch as its time stamp.
+                s.new_file |= is_epoch(&t[4..]);
+                s.deleted_file |= is_epoch(&lines[i + 1].text[4..]);
+            }
             set_file_lines(s, old, new);
             i += 2;
             continue;
+        }
+        if t.starts_with("@@@") || t.starts_with("diff --cc ") || t.starts_with("diff --combined ")
+        {
+            return Err(ParseError::Unsupported(format!(
+                "Line {} of the patch (`{}`) belongs to a combined diff of a merge, which patch_apply does not apply; send an ordinary diff against one parent (`git diff PARENT -- FILE`).",
+                line.no,
+                show(t)
+            )));
         }
         if t.starts_with("@@") {
             let s = cur.get_or_insert_with(|| Section::new(false, line.no));
@@ -420,7 +473,11 @@ fn check_mode(mode: &str, what: &str) -> Result<(), ParseError> {
     Ok(())
 }
 
-fn read_git_headers(lines: &[Line<'_>], mut i: usize, s: &mut Section) -> Result<usize, ParseError> {
+fn read_git_headers(
+    lines: &[Line<'_>],
+    mut i: usize,
+    s: &mut Section,
+) -> Result<usize, ParseError> {
     while let Some(line) = lines.get(i) {
         let t = line.text;
         if let Some(m) = t.strip_prefix("new file mode ") {
@@ -458,6 +515,7 @@ fn read_git_headers(lines: &[Line<'_>], mut i: usize, s: &mut Section) -> Result
                 check_mode(mode, "changes")?;
             }
         } else if t.starts_with("similarity index ") || t.starts_with("dissimilarity index ") {
+            // Informational only.
         } else {
             check_binary(t)?;
             return Ok(i);
@@ -467,8 +525,36 @@ fn read_git_headers(lines: &[Line<'_>], mut i: usize, s: &mut Section) -> Result
     Ok(i)
 }
 
+/// Whether a `---`/`+++` line carries the epoch as its time stamp (`diff -N` for a missing file).
+fn is_epoch(raw: &str) -> bool {
+    let Some((_, stamp)) = raw.split_once('\t') else {
+        return false;
+    };
+    let stamp = stamp.trim();
+    stamp.starts_with("1970-01-01 00:00:00")
+        || stamp.starts_with("1969-12-31 ")
+        || stamp.ends_with(" 1970") && stamp.contains("Jan  1 00:00:00")
+}
+
 fn set_file_lines(s: &mut Section, old: Option<String>, new: Option<String>) {
     s.has_file_lines = true;
+    // `diff -ruN before after`: the names differ only in their first component.
+    let (old, new) = match (old, new) {
+        (Some(o), Some(n))
+            if !s.git
+                && o != n
+                && !o.starts_with('/')
+                && !n.starts_with('/')
+                && o.split_once('/').is_some_and(|(_, ro)| {
+                    n.split_once('/')
+                        .is_some_and(|(_, rn)| ro == rn && !ro.is_empty())
+                }) =>
+        {
+            let strip = |p: &str| p.split_once('/').map(|(_, r)| r.to_string());
+            (strip(&o), strip(&n))
+        }
+        other => other,
+    };
     // Git's prefixes go when the section is git-style, or when both sides carry them (a diff
     // written by hand or by a model in git's style without the `diff --git` line).
     let strip = s.git
@@ -627,8 +713,14 @@ fn parse_hunk_header(t: &str, line_no: usize) -> Result<Hunk, ParseError> {
     let end = after.find("@@").ok_or_else(bad)?;
     let ranges = after[..end].trim();
     let mut parts = ranges.split_whitespace();
-    let old = parts.next().and_then(|p| p.strip_prefix('-')).ok_or_else(bad)?;
-    let new = parts.next().and_then(|p| p.strip_prefix('+')).ok_or_else(bad)?;
+    let old = parts
+        .next()
+        .and_then(|p| p.strip_prefix('-'))
+        .ok_or_else(bad)?;
+    let new = parts
+        .next()
+        .and_then(|p| p.strip_prefix('+'))
+        .ok_or_else(bad)?;
     if parts.next().is_some() {
         return Err(bad());
     }
@@ -813,11 +905,11 @@ fn envelope_path(raw: &str, line_no: usize, what: &str) -> Result<String, ParseE
 fn parse_envelope(lines: &[Line<'_>]) -> Result<Vec<FilePatch>, ParseError> {
     let begin = lines
         .iter()
-        .position(|l| l.text.trim() == "*** Begin Patch")
+        .position(|l| l.text.trim_end() == "*** Begin Patch")
         .unwrap_or(0);
     let Some(end) = lines[begin + 1..]
         .iter()
-        .position(|l| l.text.trim() == "*** End Patch")
+        .position(|l| l.text.trim_end() == "*** End Patch")
         .map(|p| p + begin + 1)
     else {
         return Err(ParseError::Malformed(
@@ -880,7 +972,10 @@ fn parse_envelope(lines: &[Line<'_>]) -> Result<Vec<FilePatch>, ParseError> {
             fp.old_path = Some(path.clone());
             fp.new_path = Some(path.clone());
             i += 1;
-            if let Some(m) = body.get(i).and_then(|l| l.text.strip_prefix("*** Move to:")) {
+            if let Some(m) = body
+                .get(i)
+                .and_then(|l| l.text.strip_prefix("*** Move to:"))
+            {
                 let to = envelope_path(m, body[i].no, "Move to")?;
                 if to != path {
                     fp.op = Op::Rename;
@@ -999,4 +1094,423 @@ fn read_envelope_hunks(
     let no = body.get(i).map_or(0, |l| l.no);
     finish(&mut cur, fp, no)?;
     Ok(i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(text: &str) -> Patch {
+        parse(text).unwrap_or_else(|e| panic!("{e}\n--- patch ---\n{text}"))
+    }
+
+    fn err(text: &str) -> ParseError {
+        match parse(text) {
+            Ok(p) => panic!("expected an error, got {p:#?}"),
+            Err(e) => e,
+        }
+    }
+
+    fn body(h: &Hunk) -> Vec<String> {
+        h.lines
+            .iter()
+            .map(|l| {
+                let p = match l.kind {
+                    Kind::Context => ' ',
+                    Kind::Remove => '-',
+                    Kind::Add => '+',
+                };
+                format!("{p}{}", l.text)
+            })
+            .collect()
+    }
+
+    /// `git diff --cached -M` output, as git 2.47 writes it.
+    const GIT: &str = "diff --git a/del.txt b/del.txt
+deleted file mode 100644
+index 2fa992c..0000000
+--- a/del.txt
++++ /dev/null
+@@ -1 +0,0 @@
+-keep
+diff --git a/empty b/empty
+new file mode 100644
+index 0000000..e69de29
+diff --git a/r.txt b/r2.txt
+similarity index 85%
+rename from r.txt
+rename to r2.txt
+index b566061..8767b06 100644
+--- a/r.txt
++++ b/r2.txt
+@@ -3,4 +3,4 @@ two
+ three
+ four
+ five
+-six
++SIX
+diff --git \"a/sp ace\\\\t.txt\" \"b/sp ace\\\\t.txt\"
+new file mode 100644
+index 0000000..45b983b
+--- /dev/null
++++ \"b/sp ace\\\\t.txt\"\t
+@@ -0,0 +1 @@
++hi
+diff --git a/x.txt b/x.txt
+index de98044..36ef1ba 100644
+--- a/x.txt
++++ b/x.txt
+@@ -1,3 +1,3 @@
+ a
+-b
+-c
++B
++c
+\\ No newline at end of file
+diff --git a/pure b/renamed
+similarity index 100%
+rename from pure
+rename to renamed
+";
+
+    #[test]
+    fn git_multi_file() {
+        let p = ok(GIT);
+        assert_eq!(p.format, Format::Unified);
+        let got: Vec<(Op, Option<&str>, Option<&str>, usize)> = p
+            .files
+            .iter()
+            .map(|f| {
+                (
+                    f.op,
+                    f.old_path.as_deref(),
+                    f.new_path.as_deref(),
+                    f.hunks.len(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (Op::Delete, Some("del.txt"), None, 1),
+                (Op::Add, None, Some("empty"), 0),
+                (Op::Rename, Some("r.txt"), Some("r2.txt"), 1),
+                (Op::Add, None, Some("sp ace\\t.txt"), 1),
+                (Op::Modify, Some("x.txt"), Some("x.txt"), 1),
+                (Op::Rename, Some("pure"), Some("renamed"), 0),
+            ]
+        );
+        let r = &p.files[2].hunks[0];
+        assert_eq!(r.header, "@@ -3,4 +3,4 @@");
+        assert_eq!(
+            (r.old_start, r.old_count, r.new_count),
+            (Some(3), Some(4), Some(4))
+        );
+        let x = &p.files[4].hunks[0];
+        assert_eq!(body(x), [" a", "-b", "-c", "+B", "+c"]);
+        assert!(x.new_no_newline && !x.old_no_newline);
+    }
+
+    #[test]
+    fn plain_diff_u_with_timestamps_and_crlf() {
+        let p = ok(
+            "--- c1\t2026-11-30 12:12:15.992620416 +0000\n+++ c1\t2026-11-30 12:12:15.992620416 +0000\n@@ -1,2 +1,2 @@\n a\r\n-b\r\n+B\r\n",
+        );
+        let f = &p.files[0];
+        assert_eq!((f.op, f.old_path.as_deref()), (Op::Modify, Some("c1")));
+        assert_eq!(body(&f.hunks[0]), [" a", "-b", "+B"]);
+        assert!(f.hunks[0].lines.iter().all(|l| l.cr));
+    }
+
+    #[test]
+    fn a_b_prefixes_are_stripped_only_in_git_style() {
+        let p = ok("--- a/src/x.rs\n+++ b/src/x.rs\n@@ -1 +1 @@\n-a\n+b\n");
+        assert_eq!(p.files[0].new_path.as_deref(), Some("src/x.rs"));
+        let p = ok("--- a/x.rs\n+++ a/x.rs\n@@ -1 +1 @@\n-a\n+b\n");
+        assert_eq!(p.files[0].new_path.as_deref(), Some("a/x.rs"));
+        let p = ok("--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+n\n");
+        assert_eq!(
+            (p.files[0].op, p.files[0].new_path.as_deref()),
+            (Op::Add, Some("new.txt"))
+        );
+        // A hostile name keeps its `..` for the workspace to refuse, even when unused.
+        let p = ok("--- a/ok.txt\n+++ b/../../etc/x\n@@ -1 +1 @@\n-a\n+b\n");
+        assert_eq!(p.files[0].other_name.as_deref(), Some("../../etc/x"));
+        let p = ok(
+            "diff --git a/ok.txt b/../../etc/x\n--- a/ok.txt\n+++ b/../../etc/x\n@@ -1 +1 @@\n-a\n+b\n",
+        );
+        assert_eq!(p.files[0].new_path.as_deref(), Some("../../etc/x"));
+    }
+
+    #[test]
+    fn plain_diffs_between_differently_named_files() {
+        // `diff -ruN before after`: the first component goes; the epoch marks created and
+        // deleted files.
+        let p = ok(
+            "diff -ruN before/x after/x\n--- before/x\t2026-11-30 12:00:00.000000000 +0000\n+++ after/x\t2026-11-30 12:00:01.000000000 +0000\n@@ -1 +1 @@\n-a\n+b\n\
+diff -ruN before/n after/n\n--- before/n\t1970-01-01 00:00:00.000000000 +0000\n+++ after/n\t2026-11-30 12:00:01.000000000 +0000\n@@ -0,0 +1 @@\n+new\n\
+diff -ruN before/d after/d\n--- before/d\t2026-11-30 12:00:00.000000000 +0000\n+++ after/d\t1970-01-01 00:00:00.000000000 +0000\n@@ -1 +0,0 @@\n-gone\n",
+        );
+        let got: Vec<(Op, Option<&str>, Option<&str>)> = p
+            .files
+            .iter()
+            .map(|f| (f.op, f.old_path.as_deref(), f.new_path.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Op::Modify, Some("x"), Some("x")),
+                (Op::Add, None, Some("n")),
+                (Op::Delete, Some("d"), None)
+            ]
+        );
+        // `x.orig` against `x`: the shorter name is the file; the other is noted and checked.
+        let p = ok("--- src/x.rs.orig\n+++ src/x.rs\n@@ -1 +1 @@\n-a\n+b\n");
+        let f = &p.files[0];
+        assert_eq!(
+            (f.op, f.new_path.as_deref(), f.other_name.as_deref()),
+            (Op::Modify, Some("src/x.rs"), Some("src/x.rs.orig"))
+        );
+        // An absolute name is never shortened into a relative one.
+        let p = ok("--- /etc/passwd\n+++ b/etc/passwd\n@@ -1 +1 @@\n-a\n+b\n");
+        let f = &p.files[0];
+        assert_eq!(
+            (f.new_path.as_deref(), f.other_name.as_deref()),
+            (Some("/etc/passwd"), Some("b/etc/passwd"))
+        );
+    }
+
+    #[test]
+    fn refusals() {
+        let link = "diff --git a/l b/l\nnew file mode 120000\nindex 0000000..a2cf6f2\n--- /dev/null\n+++ b/l\n@@ -0,0 +1 @@\n+/etc/passwd\n\\ No newline at end of file\n";
+        assert!(matches!(err(link), ParseError::Refused(m) if m.contains("symbolic link")));
+        let changed_link =
+            "diff --git a/l b/l\nindex 1..2 120000\n--- a/l\n+++ b/l\n@@ -1 +1 @@\n-a\n+/etc\n";
+        assert!(matches!(err(changed_link), ParseError::Refused(_)));
+        let sub = "diff --git a/m b/m\nnew file mode 160000\nindex 0000000..a2cf6f2\n--- /dev/null\n+++ b/m\n@@ -0,0 +1 @@\n+Subproject commit a2cf6f2\n";
+        assert!(matches!(err(sub), ParseError::Refused(m) if m.contains("submodule")));
+        let bin = "diff --git a/i.png b/i.png\nnew file mode 100644\nindex 0000000..e69de29\nGIT binary patch\nliteral 3\nKcmZ?wr~m)}0s#O4\n";
+        assert!(matches!(err(bin), ParseError::Unsupported(_)));
+        let bin2 = "diff --git a/i.png b/i.png\nindex 1..2 100644\nBinary files a/i.png and b/i.png differ\n";
+        assert!(matches!(err(bin2), ParseError::Unsupported(_)));
+    }
+
+    #[test]
+    fn mode_changes_become_notes() {
+        let p = ok(
+            "diff --git a/s.sh b/s.sh\nold mode 100644\nnew mode 100755\n--- a/s.sh\n+++ b/s.sh\n@@ -1 +1 @@\n-a\n+b\n",
+        );
+        assert!(p.files[0].notes[0].contains("mode change"));
+    }
+
+    #[test]
+    fn headerless_hunks_and_numberless_headers() {
+        let p = ok("@@ -1,2 +1,2 @@\n a\n-b\n+c\n");
+        assert_eq!(
+            (p.files[0].old_path.as_ref(), p.files[0].op),
+            (None, Op::Modify)
+        );
+        let p = ok("@@\n a\n-b\n+c\n@@ fn main() {\n-x\n+y\n");
+        let h = &p.files[0].hunks;
+        assert_eq!(
+            (h[0].old_start, h[1].anchors.as_slice()),
+            (None, &["fn main() {".to_string()][..])
+        );
+    }
+
+    #[test]
+    fn counts_that_disagree_with_the_body_lose() {
+        let p = ok("--- a/x\n+++ b/x\n@@ -1,1 +1,1 @@\n a\n-b\n+c\n d\n");
+        assert_eq!(body(&p.files[0].hunks[0]), [" a", "-b", "+c", " d"]);
+    }
+
+    #[test]
+    fn blank_lines_are_context_inside_and_dropped_at_the_end() {
+        let p = ok("--- a/x\n+++ b/x\n@@ -1,4 +1,4 @@\n a\n\n-b\n+c\n d\n\n\n");
+        assert_eq!(body(&p.files[0].hunks[0]), [" a", " ", "-b", "+c", " d"]);
+        // A trailing blank line the counts need is kept.
+        let p = ok("--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n-b\n+c\n d\n\n");
+        assert_eq!(body(&p.files[0].hunks[0]), ["-b", "+c", " d", " "]);
+    }
+
+    #[test]
+    fn removed_lines_that_look_like_headers() {
+        // `--- x` and `+++ y` inside a hunk whose counts are not yet met are body lines.
+        let p = ok("--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n--- x\n+++ y\n");
+        assert_eq!(body(&p.files[0].hunks[0]), [" a", "--- x", "+++ y"]);
+    }
+
+    #[test]
+    fn plain_multi_file_and_format_patch_trailer() {
+        let text = "From 1234 Mon Sep 17 00:00:00 2001\nSubject: [PATCH] x\n---\n a | 2 +-\n\ndiff --git a/a b/a\nindex 1..2 100644\n--- a/a\n+++ b/a\n@@ -1 +1 @@\n-x\n+y\n-- \n2.47.3\n\n";
+        let p = ok(text);
+        assert_eq!(body(&p.files[0].hunks[0]), ["-x", "+y"]);
+        let two = "--- a/one\n+++ b/one\n@@ -1 +1 @@\n-1\n+one\n--- a/two\n+++ b/two\n@@ -1 +1 @@\n-2\n+two\n";
+        let p = ok(two);
+        assert_eq!(p.files.len(), 2);
+        assert_eq!(p.files[1].new_path.as_deref(), Some("two"));
+    }
+
+    #[test]
+    fn malformed_bodies_are_refused() {
+        // A context line without its leading space between two hunks.
+        let e = err("--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n+c\nd\n@@ -9 +9 @@\n-x\n+y\n");
+        assert!(
+            matches!(&e, ParseError::Malformed(m) if m.contains("Line 7") && m.contains("`d`")),
+            "{e}"
+        );
+        // The same inside a single hunk whose counts say more was coming.
+        let e = err("--- a/f\n+++ b/f\n@@ -1,4 +1,4 @@\n a\nb\n-c\n+C\n");
+        assert!(
+            matches!(&e, ParseError::Malformed(m) if m.contains("Line 5")),
+            "{e}"
+        );
+        // Bad header, empty hunk, nothing at all.
+        assert!(
+            matches!(err("--- a/f\n+++ b/f\n@@ -x +1 @@\n-a\n"), ParseError::Malformed(m) if m.contains("not a valid hunk header"))
+        );
+        assert!(
+            matches!(err("--- a/f\n+++ b/f\n@@ -1 +1 @@\n"), ParseError::Malformed(m) if m.contains("has no lines"))
+        );
+        assert!(
+            matches!(err("just some text\n"), ParseError::Malformed(m) if m.contains("no file changes"))
+        );
+        // Trailing commentary after a hunk whose counts agree is fine.
+        ok("--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n```\nThat is the fix.\n");
+    }
+
+    #[test]
+    fn new_file_with_context_is_refused() {
+        let e = err("--- /dev/null\n+++ b/n\n@@ -0,0 +1,2 @@\n a\n+b\n");
+        assert!(matches!(e, ParseError::Malformed(m) if m.contains("may only add lines")));
+    }
+
+    #[test]
+    fn git_header_path_forms() {
+        assert_eq!(
+            git_header_paths("a/with space.txt b/with space.txt"),
+            Some(("with space.txt".into(), "with space.txt".into()))
+        );
+        assert_eq!(git_header_paths("a/x b/y"), Some(("x".into(), "y".into())));
+        assert_eq!(
+            git_header_paths("\"a/t\\303\\251st\" \"b/t\\303\\251st\""),
+            Some(("tést".into(), "tést".into()))
+        );
+        assert_eq!(
+            unquote("\"a\\\"b\\\\c\\nd\" rest"),
+            Some(("a\"b\\c\nd".into(), " rest"))
+        );
+        assert_eq!(unquote("\"unterminated"), None);
+    }
+
+    const ENVELOPE: &str = "*** Begin Patch
+*** Add File: docs/new.md
++# Title
++
++body
+*** Delete File: old.txt
+*** Update File: src/app.py
+*** Move to: src/main.py
+@@ class App:
+@@     def run(self):
+         x = 1
+-        return x
++        return x + 1
+@@
+ tail
+-end
++END
+*** End of File
+*** Update File: README
+ first
+-second
++SECOND
+
+*** End Patch
+";
+
+    #[test]
+    fn envelope() {
+        let p = ok(ENVELOPE);
+        assert_eq!(p.format, Format::Envelope);
+        let f = &p.files;
+        assert_eq!(f.len(), 4);
+        assert_eq!(
+            (f[0].op, f[0].new_path.as_deref()),
+            (Op::Add, Some("docs/new.md"))
+        );
+        assert_eq!(body(&f[0].hunks[0]), ["+# Title", "+", "+body"]);
+        assert_eq!(
+            (f[1].op, f[1].old_path.as_deref()),
+            (Op::Delete, Some("old.txt"))
+        );
+        assert_eq!(
+            (f[2].op, f[2].old_path.as_deref(), f[2].new_path.as_deref()),
+            (Op::Rename, Some("src/app.py"), Some("src/main.py"))
+        );
+        let h = &f[2].hunks;
+        assert_eq!(h[0].anchors, ["class App:", "def run(self):"]);
+        assert_eq!(
+            body(&h[0]),
+            [
+                "         x = 1",
+                "-        return x",
+                "+        return x + 1"
+            ]
+        );
+        assert!(h[1].end_of_file && h[1].anchors.is_empty());
+        // A first hunk without `@@`, and the blank line before `*** End Patch` dropped.
+        assert_eq!(body(&f[3].hunks[0]), [" first", "-second", "+SECOND"]);
+    }
+
+    #[test]
+    fn envelope_errors() {
+        let cut = "*** Begin Patch\n*** Update File: a\n@@\n-x\n+y\n";
+        assert!(matches!(err(cut), ParseError::Malformed(m) if m.contains("cut off")));
+        let bad = "*** Begin Patch\n*** Update File: a\n@@\n-x\nno prefix\n*** End Patch\n";
+        assert!(
+            matches!(err(bad), ParseError::Malformed(m) if m.contains("Line 5") && m.contains("leading space"))
+        );
+        let add = "*** Begin Patch\n*** Add File: a\nplain\n*** End Patch\n";
+        assert!(matches!(err(add), ParseError::Malformed(m) if m.contains("must start with `+`")));
+        let empty = "*** Begin Patch\n*** Update File: a\n*** End Patch\n";
+        assert!(matches!(err(empty), ParseError::Malformed(m) if m.contains("has no changes")));
+        let op = "*** Begin Patch\n*** Frobnicate File: a\n*** End Patch\n";
+        assert!(matches!(err(op), ParseError::Malformed(m) if m.contains("not a file operation")));
+        let eof = "*** Begin Patch\n*** Update File: a\n*** End of File\n*** End Patch\n";
+        assert!(matches!(err(eof), ParseError::Malformed(_)));
+    }
+
+    #[test]
+    fn crlf_from_transport_is_not_a_file_property() {
+        let p = ok("--- /dev/null\r\n+++ b/n\r\n@@ -0,0 +1,2 @@\r\n+a\r\n+b");
+        assert!(p.files[0].hunks[0].lines.iter().all(|l| !l.cr));
+        // A git diff of a CRLF file: CRs on the body lines only.
+        let p = ok("--- /dev/null\n+++ b/n\n@@ -0,0 +1,2 @@\n+a\r\n+b\r\n");
+        assert!(p.files[0].hunks[0].lines.iter().all(|l| l.cr));
+    }
+
+    #[test]
+    fn combined_diffs_are_refused() {
+        let e = err(
+            "diff --cc f\nindex 1,2..3\n--- a/f\n+++ b/f\n@@@ -1,1 -1,1 +1,1 @@@\n- a\n -b\n++c\n",
+        );
+        assert!(matches!(e, ParseError::Unsupported(m) if m.contains("combined diff")));
+    }
+
+    #[test]
+    fn a_unified_diff_of_an_envelope_is_still_a_unified_diff() {
+        let p = ok(
+            "--- a/doc.md\n+++ b/doc.md\n@@ -1,3 +1,3 @@\n *** Begin Patch\n-*** Add File: x\n+*** Add File: y\n *** End Patch\n",
+        );
+        assert_eq!(p.format, Format::Unified);
+        assert_eq!(body(&p.files[0].hunks[0])[0], " *** Begin Patch");
+    }
+
+    #[test]
+    fn envelope_with_surrounding_noise() {
+        let p =
+            ok("apply_patch <<'EOF'\n*** Begin Patch\n*** Delete File: x\n*** End Patch\nEOF\n");
+        assert_eq!(p.files.len(), 1);
+    }
 }

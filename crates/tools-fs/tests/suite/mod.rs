@@ -1,3 +1,7 @@
 //! Integration test modules of tools-fs.
 
+mod find;
+mod grep;
+mod image;
+mod patch;
 mod vfs;

@@ -1,0 +1,359 @@
+//! Hostile arguments, each with the refusal it must get and a benign twin that must still work;
+//! and a repository whose config, attributes and hooks try to make git run programs.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use tool_core::ErrorKind;
+
+use super::{Fixture, git_command};
+
+/// `Err((kind, substring of the message))` or `Ok(substring of the output)`.
+type Want = Result<&'static str, (ErrorKind, &'static str)>;
+
+#[tokio::test]
+async fn hostile_arguments_are_refused_and_twins_succeed() {
+    let f = Fixture::repo();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret"), "secret\n").unwrap();
+    std::os::unix::fs::symlink(outside.path(), f.path("link")).unwrap();
+    let out = outside.path().display().to_string();
+
+    let dash = (ErrorKind::InvalidArgs, "starts with `-`");
+    let control = (ErrorKind::InvalidArgs, "control character");
+    let escape = (ErrorKind::Denied, "outside the workspace");
+    let cases: Vec<(String, Want)> = vec![
+        // Revisions that read as options, and their twins.
+        (
+            format!(r#"{{"operation":"diff","rev":"--output={out}/x"}}"#),
+            Err(dash),
+        ),
+        (
+            r#"{"operation":"diff","rev":"HEAD~1"}"#.into(),
+            Ok("+fn b() {}"),
+        ),
+        (
+            format!(r#"{{"operation":"log","rev":"--output={out}/x"}}"#),
+            Err(dash),
+        ),
+        (r#"{"operation":"log","rev":"HEAD~1"}"#.into(), Ok("first")),
+        (r#"{"operation":"show","rev":"-p"}"#.into(), Err(dash)),
+        (r#"{"operation":"show","rev":"HEAD~1"}"#.into(), Ok("first")),
+        (
+            r#"{"operation":"diff","rev":"HEAD..--upload-pack=evil"}"#.into(),
+            Err(dash),
+        ),
+        (
+            r#"{"operation":"log","rev":"HEAD~1..HEAD"}"#.into(),
+            Ok("second"),
+        ),
+        (
+            r#"{"operation":"blame","paths":["src/a.rs"],"rev":"--since=1"}"#.into(),
+            Err(dash),
+        ),
+        (
+            r#"{"operation":"stash","action":"drop","rev":"--index"}"#.into(),
+            Err(dash),
+        ),
+        (
+            r#"{"operation":"diff","rev":"HEAD\u0000"}"#.into(),
+            Err(control),
+        ),
+        (
+            r#"{"operation":"diff","rev":"HEAD\n--output=x"}"#.into(),
+            Err(control),
+        ),
+        // Branch names.
+        (
+            r#"{"operation":"branch","branch":"-D","create":true}"#.into(),
+            Err(dash),
+        ),
+        (
+            r#"{"operation":"branch","branch":"--upload-pack=evil","create":true}"#.into(),
+            Err(dash),
+        ),
+        (
+            r#"{"operation":"branch","branch":"feature-1","create":true}"#.into(),
+            Ok("Created branch feature-1"),
+        ),
+        (
+            r#"{"operation":"checkout","branch":"-D"}"#.into(),
+            Err(dash),
+        ),
+        (
+            r#"{"operation":"checkout","branch":"--orphan","create":true}"#.into(),
+            Err(dash),
+        ),
+        (
+            r#"{"operation":"checkout","branch":"feature-1"}"#.into(),
+            Ok("Switched to branch feature-1"),
+        ),
+        (
+            r#"{"operation":"checkout","branch":"main"}"#.into(),
+            Ok("Switched to branch main"),
+        ),
+        (
+            r#"{"operation":"branch","branch":"a..b","create":true}"#.into(),
+            Err((ErrorKind::InvalidArgs, "not a valid branch name")),
+        ),
+        (
+            r#"{"operation":"branch","branch":"HEAD","create":true}"#.into(),
+            Err((ErrorKind::InvalidArgs, "not a valid branch name")),
+        ),
+        (
+            r#"{"operation":"branch","branch":"a\u0001","create":true}"#.into(),
+            Err(control),
+        ),
+        // Paths.
+        (
+            r#"{"operation":"status","paths":["../outside"]}"#.into(),
+            Err((ErrorKind::Denied, "contains `..`")),
+        ),
+        (
+            r#"{"operation":"status","paths":["src/a.rs"]}"#.into(),
+            Ok("## main"),
+        ),
+        (
+            r#"{"operation":"add","paths":["../outside/x"]}"#.into(),
+            Err((ErrorKind::Denied, "contains `..`")),
+        ),
+        (
+            r#"{"operation":"diff","paths":["-rf"]}"#.into(),
+            Err((ErrorKind::InvalidArgs, "./-rf")),
+        ),
+        (
+            r#"{"operation":"diff","paths":["docs"]}"#.into(),
+            Ok("no differences"),
+        ),
+        (
+            r#"{"operation":"add","paths":["--all"]}"#.into(),
+            Err((ErrorKind::InvalidArgs, "starts with `-`")),
+        ),
+        (
+            r#"{"operation":"status","paths":["/etc/passwd"]}"#.into(),
+            Err(escape),
+        ),
+        (
+            r#"{"operation":"blame","paths":["/etc/passwd"]}"#.into(),
+            Err(escape),
+        ),
+        (
+            r#"{"operation":"status","paths":["link/secret"]}"#.into(),
+            Err((ErrorKind::Denied, "leads outside the workspace")),
+        ),
+        (
+            r#"{"operation":"add","paths":["link/secret"]}"#.into(),
+            Err((ErrorKind::Denied, "leads outside the workspace")),
+        ),
+        (
+            r#"{"operation":"add","paths":[".git/hooks/pre-commit"]}"#.into(),
+            Err((ErrorKind::Denied, "inside a .git directory")),
+        ),
+        (
+            r#"{"operation":"checkout","paths":[".git/config"]}"#.into(),
+            Err((ErrorKind::Denied, "inside a .git directory")),
+        ),
+        (
+            r#"{"operation":"status","paths":["a\u0000b"]}"#.into(),
+            Err(control),
+        ),
+        // Arguments the tool does not have, and operations it does not offer.
+        (
+            r#"{"operation":"status","exec":"touch x"}"#.into(),
+            Err((ErrorKind::InvalidArgs, "exec")),
+        ),
+        (
+            r#"{"operation":"push"}"#.into(),
+            Err((ErrorKind::InvalidArgs, "operation")),
+        ),
+        (
+            r#"{"operation":"status","message":"x"}"#.into(),
+            Err((ErrorKind::InvalidArgs, "does not apply")),
+        ),
+    ];
+    for (args, want) in &cases {
+        match (f.call(args).await, want) {
+            (Ok(out), Ok(needle)) => {
+                let text = out.joined_text();
+                assert!(text.contains(needle), "{args}: {text}");
+            }
+            (Err(e), Err((kind, needle))) => {
+                assert_eq!(e.kind(), *kind, "{args}: {e}");
+                assert!(e.to_string().contains(needle), "{args}: {e}");
+            }
+            (got, _) => panic!("{args}: want {want:?}, got {got:?}"),
+        }
+    }
+    // Nothing appeared outside, and the symbolic link's target was left alone.
+    let names: Vec<_> = std::fs::read_dir(outside.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("secret")]);
+    assert_eq!(f.git(&["branch", "--show-current"]).trim(), "main");
+    assert!(!f.git(&["ls-files"]).contains("link"));
+}
+
+const HOOKS: &[&str] = &[
+    "pre-commit",
+    "prepare-commit-msg",
+    "commit-msg",
+    "post-commit",
+    "post-checkout",
+    "post-index-change",
+    "reference-transaction",
+    "pre-auto-gc",
+    "post-rewrite",
+];
+
+/// Plants config entries, attributes and hooks that each make `git` run `touch <markers>/NAME`.
+fn plant(f: &Fixture, markers: &Path) {
+    let m = markers.display();
+    // The attributes first, committed while the config is still harmless.
+    f.write(".gitattributes", "* filter=pwn diff=pwn\n");
+    f.git(&["add", ".gitattributes"]);
+    f.git(&["commit", "-q", "-m", "attributes"]);
+    let config = format!(
+        r#"
+[core]
+	fsmonitor = touch {m}/fsmonitor
+	pager = touch {m}/pager
+	editor = touch {m}/editor
+	askPass = touch {m}/askpass
+	sshCommand = touch {m}/ssh
+[diff]
+	external = touch {m}/diff-external
+[diff "pwn"]
+	textconv = touch {m}/textconv
+	command = touch {m}/diff-command
+[filter "pwn"]
+	clean = touch {m}/clean
+	smudge = touch {m}/smudge
+	process = touch {m}/filter-process
+[commit]
+	gpgsign = true
+[gpg]
+	program = touch {m}/gpg
+[pager]
+	diff = touch {m}/pager-diff
+	log = touch {m}/pager-log
+[sequence]
+	editor = touch {m}/sequence-editor
+[credential]
+	helper = !touch {m}/credential
+[uploadpack]
+	packObjectsHook = touch {m}/pack-objects
+"#
+    );
+    let path = f.path(".git/config");
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str(&config);
+    std::fs::write(&path, text).unwrap();
+    std::fs::create_dir_all(f.path(".git/hooks")).unwrap();
+    for hook in HOOKS {
+        let p = f.path(&format!(".git/hooks/{hook}"));
+        std::fs::write(&p, format!("#!/bin/sh\ntouch {m}/hook-{hook}\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+}
+
+fn markers_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[tokio::test]
+async fn no_hook_filter_pager_or_config_program_ever_runs() {
+    let f = Fixture::repo();
+    f.git(&["branch", "other", "HEAD~1"]);
+    let markers = tempfile::tempdir().unwrap();
+    plant(&f, markers.path());
+
+    f.write("src/a.rs", "fn a() { 42 }\n");
+    std::fs::remove_file(f.path("docs/guide.md")).unwrap();
+    let calls = [
+        r#"{"operation":"status"}"#,
+        r#"{"operation":"diff"}"#,
+        r#"{"operation":"checkout","paths":["docs/guide.md"]}"#,
+        r#"{"operation":"add","paths":["src/a.rs"]}"#,
+        r#"{"operation":"diff","cached":true}"#,
+        r#"{"operation":"commit","message":"through libgit2"}"#,
+        r#"{"operation":"log","limit":5}"#,
+        r#"{"operation":"show"}"#,
+        r#"{"operation":"blame","paths":["src/a.rs"]}"#,
+        r#"{"operation":"branch","branch":"made-here","create":true}"#,
+        r#"{"operation":"checkout","branch":"other"}"#,
+        r#"{"operation":"checkout","branch":"main"}"#,
+        r#"{"operation":"checkout","branch":"fresh","create":true,"rev":"HEAD~1"}"#,
+        r#"{"operation":"checkout","branch":"main"}"#,
+    ];
+    for args in calls {
+        f.ok(args).await;
+    }
+    f.write("src/a.rs", "fn a() { 43 }\n");
+    for args in [
+        r#"{"operation":"stash","message":"hostile"}"#,
+        r#"{"operation":"stash","action":"apply"}"#,
+        r#"{"operation":"diff","rev":"HEAD~2"}"#,
+        r#"{"operation":"stash","action":"drop"}"#,
+    ] {
+        f.ok(args).await;
+    }
+    // The file content round-tripped untouched by any filter.
+    assert_eq!(f.read("src/a.rs"), "fn a() { 43 }\n");
+    assert_eq!(f.read("docs/guide.md"), "# Guide\n");
+    assert_eq!(
+        markers_in(markers.path()),
+        Vec::<String>::new(),
+        "a program ran"
+    );
+    // The commit is an ordinary unsigned commit (no gpg program ran).
+    assert!(!f.git(&["cat-file", "commit", "HEAD~0"]).contains("gpgsig"));
+
+    // Control: the real git does run these programs, so the setup above was live.
+    let _ = git_command(f.root(), &["status"]).output().unwrap();
+    let _ = git_command(f.root(), &["hook", "run", "pre-commit"])
+        .output()
+        .unwrap();
+    let ran = markers_in(markers.path());
+    assert!(ran.contains(&"fsmonitor".to_string()), "{ran:?}");
+    assert!(ran.contains(&"hook-pre-commit".to_string()), "{ran:?}");
+}
+
+#[tokio::test]
+async fn checkout_never_writes_through_a_tracked_symbolic_link() {
+    let f = Fixture::repo();
+    let outside = tempfile::tempdir().unwrap();
+    // Branch `links`: `evil` is a link to a directory outside the workspace.
+    f.git(&["checkout", "-q", "-b", "links"]);
+    std::os::unix::fs::symlink(outside.path(), f.path("evil")).unwrap();
+    f.git(&["add", "evil"]);
+    f.git(&["commit", "-q", "-m", "link"]);
+    // Branch `files`: `evil/pwned.txt` is a file in a directory of the same name.
+    f.git(&["checkout", "-q", "main"]);
+    f.git(&["checkout", "-q", "-b", "files"]);
+    f.write("evil/pwned.txt", "pwned\n");
+    f.git(&["add", "evil"]);
+    f.git(&["commit", "-q", "-m", "file"]);
+    f.git(&["checkout", "-q", "links"]);
+    assert!(f.path("evil").is_symlink());
+
+    f.ok(r#"{"operation":"checkout","branch":"files"}"#).await;
+    assert!(!outside.path().join("pwned.txt").exists());
+    assert!(f.path("evil").is_dir() && !f.path("evil").is_symlink());
+    assert_eq!(f.read("evil/pwned.txt"), "pwned\n");
+    f.ok(r#"{"operation":"checkout","branch":"links"}"#).await;
+    assert!(f.path("evil").is_symlink());
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+    // Restoring the file from the other branch while the link is checked out.
+    let r = f
+        .call(r#"{"operation":"checkout","paths":["evil/pwned.txt"],"rev":"files"}"#)
+        .await;
+    let e = r.unwrap_err();
+    assert_eq!(e.kind(), tool_core::ErrorKind::Denied, "{e}");
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+}
