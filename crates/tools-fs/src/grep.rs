@@ -125,16 +125,16 @@ impl Tool for Grep {
             .as_deref()
             .map(|g| GlobFilter::new(g, "/include"))
             .transpose()?;
-        let matcher = build_matcher(&args)?;
-        let job = Job {
-            matcher,
-            mode: args.output_mode,
-            context: context as usize,
-            max: args.max_results.unwrap_or(DEFAULT_MAX_RESULTS).max(1) as usize,
-        };
         let ws = ctx.workspace.clone();
         let cancel = ctx.cancel.clone();
         blocking(ctx, move || {
+            // Compiling a large pattern takes a while: do it off the async runtime too.
+            let job = Job {
+                matcher: build_matcher(&args)?,
+                mode: args.output_mode,
+                context: context as usize,
+                max: args.max_results.unwrap_or(DEFAULT_MAX_RESULTS).max(1) as usize,
+            };
             let meta = ws.metadata(&base)?;
             let (files, walk_problems) = match meta.kind {
                 // A file named explicitly is searched even if hidden, ignored or not matching
@@ -172,6 +172,16 @@ fn build_matcher(args: &GrepArgs) -> Result<RegexMatcher, ToolError> {
         .line_terminator(Some(b'\n'))
         .build(&args.pattern)
         .map_err(|e| {
+            let message = e.to_string();
+            if message.contains("size limit") {
+                return ToolError::invalid(
+                    "/pattern",
+                    format!(
+                        "the pattern compiles to a program larger than the {} MiB limit (usually a large repetition count such as `x{{10000}}`); use a smaller count or a simpler pattern",
+                        REGEX_SIZE_LIMIT / (1024 * 1024)
+                    ),
+                );
+            }
             let hint = if args.fixed_strings {
                 "a fixed string cannot contain a line break; search for one line at a time"
             } else {
@@ -179,21 +189,22 @@ fn build_matcher(args: &GrepArgs) -> Result<RegexMatcher, ToolError> {
             };
             ToolError::invalid(
                 "/pattern",
-                format!("the pattern does not compile: {}; {hint}", one_line(&e.to_string())),
+                format!("the pattern does not compile: {}; {hint}", regex_error(&message)),
             )
         })
 }
 
-/// Regex errors span several lines (with a caret diagram); keep them readable on one.
-fn one_line(s: &str) -> String {
-    let joined = s
+/// The regex crate's parse errors span several lines (the pattern, a caret, then `error: ...`);
+/// keep the `error:` sentence, or the first line when there is none.
+fn regex_error(message: &str) -> String {
+    let line = message
         .lines()
-        .map(str::trim_end)
-        .filter(|l| !l.trim().is_empty())
-        .collect::<Vec<_>>()
-        .join(" | ");
-    let cut = floor_char_boundary(&joined, 600);
-    joined[..cut].to_string()
+        .find_map(|l| l.trim().strip_prefix("error:"))
+        .or_else(|| message.lines().find(|l| !l.trim().is_empty()))
+        .unwrap_or("unknown error")
+        .trim();
+    let cut = floor_char_boundary(line, 300);
+    line[..cut].to_string()
 }
 
 /// The settled parts of a search, shared by every worker.
@@ -390,6 +401,9 @@ struct Ordered {
     done: usize,
     /// Units (see [`FileResult::units`]) in the filled prefix.
     units: usize,
+    /// Workers waiting for `done` to move (so the others only wake them when needed: every
+    /// `notify_all` is a system call).
+    waiters: usize,
 }
 
 /// Searches `files` on several threads and returns the results of the first files, in order, up
@@ -407,8 +421,11 @@ fn search_all(
         slots: (0..n).map(|_| None).collect(),
         done: 0,
         units: 0,
+        waiters: 0,
     });
     let advanced = Condvar::new();
+    // A lock-free copy of `Ordered::done`, so the window check costs no lock in the common case.
+    let done_hint = AtomicUsize::new(0);
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let threads = std::thread::available_parallelism()
@@ -429,16 +446,21 @@ fn search_all(
                 return;
             }
             // Stay within WINDOW files of the first unfinished one.
-            {
+            if i >= done_hint.load(Ordering::Acquire) + WINDOW {
                 let Ok(mut st) = state.lock() else { return };
+                st.waiters += 1;
                 while i >= st.done + WINDOW {
                     if stop.load(Ordering::Relaxed) || cancel.is_cancelled() {
-                        return;
+                        break;
                     }
                     st = match advanced.wait_timeout(st, Duration::from_millis(50)) {
                         Ok((st, _)) => st,
                         Err(_) => return,
                     };
+                }
+                st.waiters -= 1;
+                if stop.load(Ordering::Relaxed) || cancel.is_cancelled() {
+                    return;
                 }
             }
             let result = search_file(ws, &mut searcher, &matcher, job, &files[i], cancel);
@@ -460,7 +482,10 @@ fn search_all(
                 }
             }
             if st.done != before {
-                advanced.notify_all();
+                done_hint.store(st.done, Ordering::Release);
+                if st.waiters > 0 {
+                    advanced.notify_all();
+                }
             }
         }
     };
@@ -686,30 +711,32 @@ mod tests {
         assert!(short.contains("200 more bytes"), "{short}");
     }
 
-    /// (pattern, fixed_strings, compiles?) — the builder's errors become InvalidArgs at /pattern.
+    /// (pattern, fixed_strings, None if it compiles or Some(fragment of the error)) — the
+    /// builder's errors become one-line InvalidArgs at /pattern.
     #[test]
     fn patterns_compile_or_are_invalid_args() {
         let cases = [
-            ("fn\\s+main", false, true),
-            ("-e", false, true),
-            ("--files", false, true),
-            ("(a*)*b", false, true),
-            ("(unclosed", false, false),
-            ("a{100000}{100000}", false, false),
-            ("a\nb", false, false),
-            ("(unclosed", true, true),
-            ("a.b*", true, true),
+            ("fn\\s+main", false, None),
+            ("-e", false, None),
+            ("--files", false, None),
+            ("(a*)*b", false, None),
+            ("(unclosed", false, Some("unclosed group")),
+            ("a{100000}{100000}", false, Some("10 MiB limit")),
+            ("a\nb", false, Some("does not compile")),
+            ("(unclosed", true, None),
+            ("a.b*", true, None),
         ];
-        for (pattern, fixed, ok) in cases {
+        for (pattern, fixed, want) in cases {
             let a = args(json!({ "pattern": pattern, "fixed_strings": fixed }));
-            match build_matcher(&a) {
-                Ok(_) => assert!(ok, "{pattern:?} should be refused"),
-                Err(ToolError::InvalidArgs { path, message }) => {
-                    assert!(!ok, "{pattern:?} should compile: {message}");
+            match (build_matcher(&a), want) {
+                (Ok(_), None) => {}
+                (Err(ToolError::InvalidArgs { path, message }), Some(want)) => {
                     assert_eq!(path, "/pattern");
+                    assert!(message.contains(want), "{pattern:?}: {message}");
                     assert!(!message.contains('\n'), "{message}");
+                    assert!(!message.contains("(?:"), "{message}");
                 }
-                Err(e) => panic!("{pattern:?}: {e:?}"),
+                (other, _) => panic!("{pattern:?}: unexpected {other:?}"),
             }
         }
     }

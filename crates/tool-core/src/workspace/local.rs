@@ -184,26 +184,28 @@ impl Backend for LocalFs {
     }
 
     fn open_read(&self, path: &WsPath) -> io::Result<(Box<dyn ReadSeek>, Metadata)> {
-        // Look before opening for real: opening a device can have side effects, and opening a
-        // FIFO without O_NONBLOCK can hang.
-        let probe = self.open_beneath(path, OFlags::PATH, Mode::empty())?;
-        let before = fstat(&probe)?;
-        if kind_of(&before) != FileKind::File {
-            return Err(FsRefusal::NotRegular(special_name(&before)).into());
+        // Extra roots may hold device nodes, whose open can have side effects (a tape rewinds,
+        // a modem line rises): look before opening there. Inside the workspace a device node
+        // cannot be made without CAP_MKNOD, so one open is enough; O_NONBLOCK keeps a FIFO from
+        // hanging and O_NOCTTY keeps a terminal from becoming ours.
+        if path.root() != 0 {
+            let probe = self.open_beneath(path, OFlags::PATH, Mode::empty())?;
+            let before = fstat(&probe)?;
+            if kind_of(&before) != FileKind::File {
+                return Err(FsRefusal::NotRegular(special_name(&before)).into());
+            }
         }
         let fd = self.open_beneath(
             path,
             OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY,
             Mode::empty(),
         )?;
-        let after = fstat(&fd)?;
-        // Something may have been swapped in between the two opens. An atomic replace of a
-        // regular file by another is fine (the reader gets the new file, whole); anything else
-        // is refused.
-        if kind_of(&after) != FileKind::File {
-            return Err(FsRefusal::NotRegular(special_name(&after)).into());
+        let st = fstat(&fd)?;
+        // Whatever was opened must be a regular file (this also catches a swap after a probe).
+        if kind_of(&st) != FileKind::File {
+            return Err(FsRefusal::NotRegular(special_name(&st)).into());
         }
-        Ok((Box::new(File::from(fd)), meta_of(&after)))
+        Ok((Box::new(File::from(fd)), meta_of(&st)))
     }
 
     fn read_dir(&self, path: &WsPath) -> io::Result<Vec<DirEntry>> {

@@ -64,9 +64,10 @@ pub struct SqliteFs {
 /// What a [`SqliteFs`] and its open readers share.
 pub(crate) struct Inner {
     path: PathBuf,
-    /// The connection for metadata, listings and every write.
+    /// The connection every write goes through (one writer per handle at a time).
     conn: Mutex<Connection>,
-    /// Idle connections for readers, each with no transaction open.
+    /// Idle connections for reads (metadata, listings, open files), each with no transaction
+    /// open, so reads never queue behind a writer waiting for the database lock.
     readers: Mutex<Vec<Connection>>,
 }
 

@@ -137,26 +137,106 @@ enum Expect {
 
 /// Each attack beside a benign twin; `{ws}` and `{out}` are the workspace and outside dirs.
 const HOSTILE: &[(&str, &str, Expect)] = &[
-    ("traversal", r#"{"pattern":"*","path":".."}"#, Expect::Err(ErrorKind::Denied)),
-    ("traversal deep", r#"{"pattern":"*","path":"src/../../outside"}"#, Expect::Err(ErrorKind::Denied)),
-    ("traversal twin", r#"{"pattern":"*","path":"src/nested"}"#, Expect::Ok("src/nested/deep/mod.rs")),
-    ("absolute outside", r#"{"pattern":"*","path":"{out}"}"#, Expect::Err(ErrorKind::Denied)),
-    ("absolute twin", r#"{"pattern":"*.md","path":"{ws}/docs"}"#, Expect::Ok("docs/readme.md")),
-    ("dir link out", r#"{"pattern":"*","path":"dirlink_out"}"#, Expect::Err(ErrorKind::Denied)),
-    ("file link out", r#"{"pattern":"*","path":"link_out"}"#, Expect::Err(ErrorKind::Denied)),
-    ("link twin", r#"{"pattern":"*.rs","path":"src"}"#, Expect::Ok("src/lib.rs")),
-    ("dotdot glob", r#"{"pattern":"../outside/*"}"#, Expect::Err(ErrorKind::InvalidArgs)),
-    ("dotdot glob deep", r#"{"pattern":"**/../../*"}"#, Expect::Err(ErrorKind::InvalidArgs)),
-    ("absolute glob", r#"{"pattern":"{out}/*"}"#, Expect::Err(ErrorKind::InvalidArgs)),
-    ("glob through link", r#"{"pattern":"dirlink_out/*"}"#, Expect::Ok("No files match")),
-    ("glob twin", r#"{"pattern":"sub/*"}"#, Expect::Ok("sub/kept.txt")),
-    ("bad class", r#"{"pattern":"[abc"}"#, Expect::Err(ErrorKind::InvalidArgs)),
-    ("bad brace", r#"{"pattern":"{a,b"}"#, Expect::Err(ErrorKind::InvalidArgs)),
-    ("empty glob", r#"{"pattern":""}"#, Expect::Err(ErrorKind::InvalidArgs)),
-    ("brace twin", r#"{"pattern":"{lib,main}.rs"}"#, Expect::Ok("src/lib.rs\nsrc/main.rs")),
-    ("NUL in path", r#"{"pattern":"*","path":"a\u0000b"}"#, Expect::Err(ErrorKind::InvalidArgs)),
-    ("file as path", r#"{"pattern":"*","path":"src/lib.rs"}"#, Expect::Err(ErrorKind::Failed)),
-    ("unknown field", r#"{"pattern":"*","hidden":true}"#, Expect::Err(ErrorKind::InvalidArgs)),
+    (
+        "traversal",
+        r#"{"pattern":"*","path":".."}"#,
+        Expect::Err(ErrorKind::Denied),
+    ),
+    (
+        "traversal deep",
+        r#"{"pattern":"*","path":"src/../../outside"}"#,
+        Expect::Err(ErrorKind::Denied),
+    ),
+    (
+        "traversal twin",
+        r#"{"pattern":"*","path":"src/nested"}"#,
+        Expect::Ok("src/nested/deep/mod.rs"),
+    ),
+    (
+        "absolute outside",
+        r#"{"pattern":"*","path":"{out}"}"#,
+        Expect::Err(ErrorKind::Denied),
+    ),
+    (
+        "absolute twin",
+        r#"{"pattern":"*.md","path":"{ws}/docs"}"#,
+        Expect::Ok("docs/readme.md"),
+    ),
+    (
+        "dir link out",
+        r#"{"pattern":"*","path":"dirlink_out"}"#,
+        Expect::Err(ErrorKind::Denied),
+    ),
+    (
+        "file link out",
+        r#"{"pattern":"*","path":"link_out"}"#,
+        Expect::Err(ErrorKind::Denied),
+    ),
+    (
+        "link twin",
+        r#"{"pattern":"*.rs","path":"src"}"#,
+        Expect::Ok("src/lib.rs"),
+    ),
+    (
+        "dotdot glob",
+        r#"{"pattern":"../outside/*"}"#,
+        Expect::Err(ErrorKind::InvalidArgs),
+    ),
+    (
+        "dotdot glob deep",
+        r#"{"pattern":"**/../../*"}"#,
+        Expect::Err(ErrorKind::InvalidArgs),
+    ),
+    (
+        "absolute glob",
+        r#"{"pattern":"{out}/*"}"#,
+        Expect::Err(ErrorKind::InvalidArgs),
+    ),
+    (
+        "glob through link",
+        r#"{"pattern":"dirlink_out/*"}"#,
+        Expect::Ok("No files match"),
+    ),
+    (
+        "glob twin",
+        r#"{"pattern":"sub/*"}"#,
+        Expect::Ok("sub/kept.txt"),
+    ),
+    (
+        "bad class",
+        r#"{"pattern":"[abc"}"#,
+        Expect::Err(ErrorKind::InvalidArgs),
+    ),
+    (
+        "bad brace",
+        r#"{"pattern":"{a,b"}"#,
+        Expect::Err(ErrorKind::InvalidArgs),
+    ),
+    (
+        "empty glob",
+        r#"{"pattern":""}"#,
+        Expect::Err(ErrorKind::InvalidArgs),
+    ),
+    (
+        "brace twin",
+        r#"{"pattern":"{lib,main}.rs"}"#,
+        Expect::Ok("src/lib.rs\nsrc/main.rs"),
+    ),
+    (
+        "NUL in path",
+        r#"{"pattern":"*","path":"a\u0000b"}"#,
+        Expect::Err(ErrorKind::InvalidArgs),
+    ),
+    (
+        "file as path",
+        r#"{"pattern":"*","path":"src/lib.rs"}"#,
+        Expect::Err(ErrorKind::Failed),
+    ),
+    (
+        "unknown field",
+        r#"{"pattern":"*","hidden":true}"#,
+        Expect::Err(ErrorKind::InvalidArgs),
+    ),
 ];
 
 #[tokio::test]

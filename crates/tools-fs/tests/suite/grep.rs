@@ -341,7 +341,10 @@ async fn a_single_file_path_is_searched_even_if_ignored() {
 async fn no_matches_is_not_an_error() {
     let f = Fixture::new();
     let out = f
-        .call("grep", json!({"pattern": "zzz_not_there", "include": "*.rs"}))
+        .call(
+            "grep",
+            json!({"pattern": "zzz_not_there", "include": "*.rs"}),
+        )
         .await
         .unwrap();
     assert!(
@@ -375,7 +378,8 @@ async fn seed_aliases_reach_grep() {
     let f = Fixture::new();
     let base = {
         let mut r = Registry::new();
-        r.register_all(tools_fs::tools(&Default::default())).unwrap();
+        r.register_all(tools_fs::tools(&Default::default()))
+            .unwrap();
         r
     };
     let sneaky = Stack::new(base.with_profile("sneakycode", tools_fs::ALIASES).unwrap());
@@ -400,7 +404,11 @@ async fn seed_aliases_reach_grep() {
     )
     .await
     .unwrap();
-    assert!(text(&out).starts_with("src/-e.txt:2:needle\n[Stopped"), "{}", text(&out));
+    assert!(
+        text(&out).starts_with("src/-e.txt:2:needle\n[Stopped"),
+        "{}",
+        text(&out)
+    );
 }
 
 #[tokio::test]
@@ -427,45 +435,169 @@ enum Expect {
 /// `{out}` replaced by the workspace and outside directories.
 const HOSTILE: &[(&str, &str, Expect)] = &[
     // Traversal in `path`.
-    ("traversal", r#"{"pattern":"needle","path":"../outside"}"#, Expect::Err(ErrorKind::Denied)),
-    ("traversal twin", r#"{"pattern":"needle","path":"src/nested"}"#, Expect::Ok("src/nested/deep/mod.rs:1:needle deep")),
-    ("dotdot inside", r#"{"pattern":"needle","path":"src/../../outside/secret"}"#, Expect::Err(ErrorKind::Denied)),
+    (
+        "traversal",
+        r#"{"pattern":"needle","path":"../outside"}"#,
+        Expect::Err(ErrorKind::Denied),
+    ),
+    (
+        "traversal twin",
+        r#"{"pattern":"needle","path":"src/nested"}"#,
+        Expect::Ok("src/nested/deep/mod.rs:1:needle deep"),
+    ),
+    (
+        "dotdot inside",
+        r#"{"pattern":"needle","path":"src/../../outside/secret"}"#,
+        Expect::Err(ErrorKind::Denied),
+    ),
     // Absolute paths.
-    ("absolute outside", r#"{"pattern":"needle","path":"{out}"}"#, Expect::Err(ErrorKind::Denied)),
-    ("absolute outside file", r#"{"pattern":"needle","path":"{out}/secret"}"#, Expect::Err(ErrorKind::Denied)),
-    ("absolute inside twin", r#"{"pattern":"needle","path":"{ws}/sub"}"#, Expect::Ok("sub/kept.txt:1:needle")),
+    (
+        "absolute outside",
+        r#"{"pattern":"needle","path":"{out}"}"#,
+        Expect::Err(ErrorKind::Denied),
+    ),
+    (
+        "absolute outside file",
+        r#"{"pattern":"needle","path":"{out}/secret"}"#,
+        Expect::Err(ErrorKind::Denied),
+    ),
+    (
+        "absolute inside twin",
+        r#"{"pattern":"needle","path":"{ws}/sub"}"#,
+        Expect::Ok("sub/kept.txt:1:needle"),
+    ),
     // Links leading out.
-    ("file link out", r#"{"pattern":"needle","path":"link_out"}"#, Expect::Err(ErrorKind::Denied)),
-    ("dir link out", r#"{"pattern":"needle","path":"dirlink_out"}"#, Expect::Err(ErrorKind::Denied)),
-    ("through dir link", r#"{"pattern":"needle","path":"dirlink_out/secret"}"#, Expect::Err(ErrorKind::Denied)),
-    ("link inside twin", r#"{"pattern":"needle","path":"src/link_in"}"#, Expect::Ok("src/link_in:1:pub fn needle() {}")),
+    (
+        "file link out",
+        r#"{"pattern":"needle","path":"link_out"}"#,
+        Expect::Err(ErrorKind::Denied),
+    ),
+    (
+        "dir link out",
+        r#"{"pattern":"needle","path":"dirlink_out"}"#,
+        Expect::Err(ErrorKind::Denied),
+    ),
+    (
+        "through dir link",
+        r#"{"pattern":"needle","path":"dirlink_out/secret"}"#,
+        Expect::Err(ErrorKind::Denied),
+    ),
+    (
+        "link inside twin",
+        r#"{"pattern":"needle","path":"src/link_in"}"#,
+        Expect::Ok("src/link_in:1:pub fn needle() {}"),
+    ),
     // Globs that try to leave.
-    ("dotdot include", r#"{"pattern":"needle","include":"../outside/*"}"#, Expect::Err(ErrorKind::InvalidArgs)),
-    ("dotdot include deep", r#"{"pattern":"needle","include":"src/../../*"}"#, Expect::Err(ErrorKind::InvalidArgs)),
-    ("absolute include", r#"{"pattern":"needle","include":"/etc/*"}"#, Expect::Err(ErrorKind::InvalidArgs)),
-    ("include twin", r#"{"pattern":"needle","include":"sub/*"}"#, Expect::Ok("sub/kept.txt:1:needle")),
-    ("bad glob", r#"{"pattern":"needle","include":"[abc"}"#, Expect::Err(ErrorKind::InvalidArgs)),
+    (
+        "dotdot include",
+        r#"{"pattern":"needle","include":"../outside/*"}"#,
+        Expect::Err(ErrorKind::InvalidArgs),
+    ),
+    (
+        "dotdot include deep",
+        r#"{"pattern":"needle","include":"src/../../*"}"#,
+        Expect::Err(ErrorKind::InvalidArgs),
+    ),
+    (
+        "absolute include",
+        r#"{"pattern":"needle","include":"/etc/*"}"#,
+        Expect::Err(ErrorKind::InvalidArgs),
+    ),
+    (
+        "include twin",
+        r#"{"pattern":"needle","include":"sub/*"}"#,
+        Expect::Ok("sub/kept.txt:1:needle"),
+    ),
+    (
+        "bad glob",
+        r#"{"pattern":"needle","include":"[abc"}"#,
+        Expect::Err(ErrorKind::InvalidArgs),
+    ),
     // Control characters.
-    ("NUL in path", r#"{"pattern":"needle","path":"src\u0000/x"}"#, Expect::Err(ErrorKind::InvalidArgs)),
+    (
+        "NUL in path",
+        r#"{"pattern":"needle","path":"src\u0000/x"}"#,
+        Expect::Err(ErrorKind::InvalidArgs),
+    ),
     // Patterns that look like flags are patterns.
-    ("dash e", r#"{"pattern":"-e"}"#, Expect::Ok("src/-e.txt:1:-e is a flag-looking line")),
-    ("dash files", r#"{"pattern":"--files"}"#, Expect::Ok("No matches for `--files`")),
-    ("dash pre", r#"{"pattern":"--pre=sh","path":"-e"}"#, Expect::Ok("No matches")),
-    ("dash path twin", r#"{"pattern":"dash","path":"-e"}"#, Expect::Ok("-e:1:dash file needle")),
+    (
+        "dash e",
+        r#"{"pattern":"-e"}"#,
+        Expect::Ok("src/-e.txt:1:-e is a flag-looking line"),
+    ),
+    (
+        "dash files",
+        r#"{"pattern":"--files"}"#,
+        Expect::Ok("No matches for `--files`"),
+    ),
+    (
+        "dash pre",
+        r#"{"pattern":"--pre=sh","path":"-e"}"#,
+        Expect::Ok("No matches"),
+    ),
+    (
+        "dash path twin",
+        r#"{"pattern":"dash","path":"-e"}"#,
+        Expect::Ok("-e:1:dash file needle"),
+    ),
     // Catastrophic backtracking shapes finish (the engine is linear time).
-    ("nested star", r#"{"pattern":"(a*)*b","path":"evil"}"#, Expect::Ok("No matches")),
-    ("nested plus", r#"{"pattern":"(x+x+)+y","path":"evil"}"#, Expect::Ok("No matches")),
-    ("alternation blowup", r#"{"pattern":"(a|a)*(a|a)*(a|a)*c","path":"evil"}"#, Expect::Ok("No matches")),
-    ("regex twin", r#"{"pattern":"a+$","path":"evil","output_mode":"count"}"#, Expect::Ok("evil/a.txt:1")),
+    (
+        "nested star",
+        r#"{"pattern":"(a*)*b","path":"evil"}"#,
+        Expect::Ok("No matches"),
+    ),
+    (
+        "nested plus",
+        r#"{"pattern":"(x+x+)+y","path":"evil"}"#,
+        Expect::Ok("No matches"),
+    ),
+    (
+        "alternation blowup",
+        r#"{"pattern":"(a|a)*(a|a)*(a|a)*c","path":"evil"}"#,
+        Expect::Ok("No matches"),
+    ),
+    (
+        "regex twin",
+        r#"{"pattern":"a+$","path":"evil","output_mode":"count"}"#,
+        Expect::Ok("evil/a.txt:1"),
+    ),
     // Programs too big to compile are refused, not built.
-    ("huge repetition", r#"{"pattern":"a{100000}{100000}"}"#, Expect::Err(ErrorKind::InvalidArgs)),
-    ("huge counted class", r#"{"pattern":"\\w{50000}"}"#, Expect::Err(ErrorKind::InvalidArgs)),
-    ("repetition twin", r#"{"pattern":"e{2}d","include":"*.rs"}"#, Expect::Ok("src/lib.rs:1:pub fn needle() {}")),
-    ("unclosed group", r#"{"pattern":"(needle"}"#, Expect::Err(ErrorKind::InvalidArgs)),
-    ("unclosed twin", r#"{"pattern":"(needle","fixed_strings":true}"#, Expect::Ok("No matches")),
+    (
+        "huge repetition",
+        r#"{"pattern":"a{100000}{100000}"}"#,
+        Expect::Err(ErrorKind::InvalidArgs),
+    ),
+    (
+        "huge counted class",
+        r#"{"pattern":"\\w{50000}"}"#,
+        Expect::Err(ErrorKind::InvalidArgs),
+    ),
+    (
+        "repetition twin",
+        r#"{"pattern":"e{2}d","include":"*.rs"}"#,
+        Expect::Ok("src/lib.rs:1:pub fn needle() {}"),
+    ),
+    (
+        "unclosed group",
+        r#"{"pattern":"(needle"}"#,
+        Expect::Err(ErrorKind::InvalidArgs),
+    ),
+    (
+        "unclosed twin",
+        r#"{"pattern":"(needle","fixed_strings":true}"#,
+        Expect::Ok("No matches"),
+    ),
     // Unknown fields and out-of-range numbers.
-    ("unknown field", r#"{"pattern":"needle","follow":true}"#, Expect::Err(ErrorKind::InvalidArgs)),
-    ("zero results", r#"{"pattern":"needle","max_results":0}"#, Expect::Err(ErrorKind::InvalidArgs)),
+    (
+        "unknown field",
+        r#"{"pattern":"needle","follow":true}"#,
+        Expect::Err(ErrorKind::InvalidArgs),
+    ),
+    (
+        "zero results",
+        r#"{"pattern":"needle","max_results":0}"#,
+        Expect::Err(ErrorKind::InvalidArgs),
+    ),
 ];
 
 #[tokio::test]
@@ -487,4 +619,47 @@ async fn hostile_inputs_are_refused_and_twins_succeed() {
             _ => panic!("{name}: unexpected {result:?}"),
         }
     }
+}
+
+#[tokio::test]
+async fn order_holds_across_more_files_than_the_search_window() {
+    let f = Fixture::new();
+    for i in 0..1500 {
+        f.write(
+            &format!("wide/d{}/f{i:04}.txt", i % 7),
+            format!("hit {i}\n"),
+        );
+    }
+    let out = f
+        .call(
+            "grep",
+            json!({"pattern": "hit", "path": "wide", "output_mode": "files_with_matches", "max_results": 5000}),
+        )
+        .await
+        .unwrap();
+    let got: Vec<String> = text(&out).lines().map(str::to_string).collect();
+    let mut want: Vec<String> = (0..1500)
+        .map(|i| format!("wide/d{}/f{i:04}.txt", i % 7))
+        .collect();
+    want.sort();
+    assert_eq!(got, want);
+    let first = f
+        .call(
+            "grep",
+            json!({"pattern": "hit", "path": "wide", "max_results": 1400}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        text(&first).lines().count(),
+        1401,
+        "1400 lines and the notice"
+    );
+    assert!(
+        text(&first)
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("[Stopped at max_results=1400")
+    );
 }

@@ -211,30 +211,49 @@ const FIVE_LINES: &str = "l1\nl2\nl3\nl4\nl5\n";
 fn cases() -> Vec<Case> {
     vec![
         // file_read: paging, the next-call hint, the end, errors, binary refusal.
-        Case::new("read a page with the next call", "file_read", json!({"path": "p.txt", "offset": 2, "limit": 2}))
-            .write("p.txt", FIVE_LINES)
-            .has("2\tl2\n3\tl3\n")
-            .has(r#"[Showing lines 2-3; the file continues. Next call: file_read {"path": "p.txt", "offset": 4, "limit": 2}]"#)
-            .lacks("l1")
-            .lacks("l4"),
-        Case::new("read the last page", "file_read", json!({"path": "p.txt", "offset": 4, "limit": 10}))
-            .write("p.txt", FIVE_LINES)
-            .has("4\tl4\n5\tl5\n")
-            .lacks("Next call"),
+        Case::new(
+            "read a page with the next call",
+            "file_read",
+            json!({"path": "p.txt", "offset": 2, "limit": 2}),
+        )
+        .write("p.txt", FIVE_LINES)
+        .has("2\tl2\n3\tl3\n")
+        .has(concat!(
+            "[Showing lines 2-3; the file continues. ",
+            r#"Next call: file_read {"path": "p.txt", "offset": 4, "limit": 2}]"#
+        ))
+        .lacks("l1")
+        .lacks("l4"),
+        Case::new(
+            "read the last page",
+            "file_read",
+            json!({"path": "p.txt", "offset": 4, "limit": 10}),
+        )
+        .write("p.txt", FIVE_LINES)
+        .has("4\tl4\n5\tl5\n")
+        .lacks("Next call"),
         Case::new("read a whole file", "file_read", json!({"path": "d/p.txt"}))
             .write("d/p.txt", "only\nno newline at the end")
             .has("1\tonly\n2\tno newline at the end\n")
             .lacks("Next call"),
-        Case::new("read past the end", "file_read", json!({"path": "p.txt", "offset": 9}))
-            .write("p.txt", FIVE_LINES)
-            .fails(ErrorKind::InvalidArgs)
-            .has("has only 5 lines"),
+        Case::new(
+            "read past the end",
+            "file_read",
+            json!({"path": "p.txt", "offset": 9}),
+        )
+        .write("p.txt", FIVE_LINES)
+        .fails(ErrorKind::InvalidArgs)
+        .has("has only 5 lines"),
         Case::new("read an empty file", "file_read", json!({"path": "empty"}))
             .write("empty", "")
             .has("empty is empty."),
-        Case::new("read a missing file", "file_read", json!({"path": "nope.txt"}))
-            .fails(ErrorKind::NotFound)
-            .has("nope.txt does not exist"),
+        Case::new(
+            "read a missing file",
+            "file_read",
+            json!({"path": "nope.txt"}),
+        )
+        .fails(ErrorKind::NotFound)
+        .has("nope.txt does not exist"),
         Case::new("read a directory", "file_read", json!({"path": "d"}))
             .mkdir("d")
             .fails(ErrorKind::Failed)
@@ -243,115 +262,207 @@ fn cases() -> Vec<Case> {
             .write("f", "x")
             .fails(ErrorKind::Failed)
             .has("a component of the path is a file"),
-        Case::new("binary files are refused", "file_read", json!({"path": "bin.dat"}))
-            .write("bin.dat", "a\u{0}b")
-            .fails(ErrorKind::Failed)
-            .has("bin.dat is a binary file; pass \"encoding\": \"base64\""),
-        Case::new("binary files read as base64", "file_read", json!({"path": "bin.dat", "encoding": "base64"}))
-            .write("bin.dat", "a\u{0}b")
-            .has("YQBi"),
-        Case::new("long lines are cut", "file_read", json!({"path": "long.txt"}))
-            .write("long.txt", &format!("{}\nshort\n", "x".repeat(2500)))
-            .has("… [line cut: 500 more bytes]")
-            .has("2\tshort\n"),
+        Case::new(
+            "binary files are refused",
+            "file_read",
+            json!({"path": "bin.dat"}),
+        )
+        .write("bin.dat", "a\u{0}b")
+        .fails(ErrorKind::Failed)
+        .has("bin.dat is a binary file; pass \"encoding\": \"base64\""),
+        Case::new(
+            "binary files read as base64",
+            "file_read",
+            json!({"path": "bin.dat", "encoding": "base64"}),
+        )
+        .write("bin.dat", "a\u{0}b")
+        .has("YQBi"),
+        Case::new(
+            "long lines are cut",
+            "file_read",
+            json!({"path": "long.txt"}),
+        )
+        .write("long.txt", &format!("{}\nshort\n", "x".repeat(2500)))
+        .has("… [line cut: 500 more bytes]")
+        .has("2\tshort\n"),
         // file_write: parents, replacement, refusals.
-        Case::new("write creates parents", "file_write", json!({"path": "a/b/c.txt", "content": "hi"}))
-            .has("Created a/b/c.txt (2 bytes).")
-            .dir("a")
-            .dir("a/b")
-            .file("a/b/c.txt", "hi"),
-        Case::new("write replaces atomically", "file_write", json!({"path": "x.txt", "content": "new content"}))
-            .write("x.txt", &"old content\n".repeat(1000))
-            .has("Replaced x.txt (11 bytes).")
-            .file("x.txt", "new content"),
-        Case::new("write an empty file", "file_write", json!({"path": "e", "content": ""}))
-            .has("Created e (0 bytes).")
-            .file("e", ""),
-        Case::new("write onto a directory", "file_write", json!({"path": "d", "content": "x"}))
-            .mkdir("d/inner")
-            .fails(ErrorKind::Failed)
-            .has("it is a directory")
-            .dir("d/inner"),
-        Case::new("write below a file", "file_write", json!({"path": "f/x", "content": "x"}))
-            .write("f", "keep")
-            .fails(ErrorKind::Failed)
-            .has("a component of the path is a file")
-            .file("f", "keep"),
-        Case::new("write the root", "file_write", json!({"path": ".", "content": "x"}))
-            .fails(ErrorKind::InvalidArgs),
+        Case::new(
+            "write creates parents",
+            "file_write",
+            json!({"path": "a/b/c.txt", "content": "hi"}),
+        )
+        .has("Created a/b/c.txt (2 bytes).")
+        .dir("a")
+        .dir("a/b")
+        .file("a/b/c.txt", "hi"),
+        Case::new(
+            "write replaces atomically",
+            "file_write",
+            json!({"path": "x.txt", "content": "new content"}),
+        )
+        .write("x.txt", &"old content\n".repeat(1000))
+        .has("Replaced x.txt (11 bytes).")
+        .file("x.txt", "new content"),
+        Case::new(
+            "write an empty file",
+            "file_write",
+            json!({"path": "e", "content": ""}),
+        )
+        .has("Created e (0 bytes).")
+        .file("e", ""),
+        Case::new(
+            "write onto a directory",
+            "file_write",
+            json!({"path": "d", "content": "x"}),
+        )
+        .mkdir("d/inner")
+        .fails(ErrorKind::Failed)
+        .has("it is a directory")
+        .dir("d/inner"),
+        Case::new(
+            "write below a file",
+            "file_write",
+            json!({"path": "f/x", "content": "x"}),
+        )
+        .write("f", "keep")
+        .fails(ErrorKind::Failed)
+        .has("a component of the path is a file")
+        .file("f", "keep"),
+        Case::new(
+            "write the root",
+            "file_write",
+            json!({"path": ".", "content": "x"}),
+        )
+        .fails(ErrorKind::InvalidArgs),
         // file_edit.
-        Case::new("edit exactly one match", "file_edit", json!({"path": "e.txt", "old_string": "beta", "new_string": "BETA"}))
-            .write("e.txt", "alpha\nbeta\ngamma\n")
-            .has("Edited e.txt (1 edit).")
-            .has("-beta\n+BETA")
-            .file("e.txt", "alpha\nBETA\ngamma\n"),
-        Case::new("edit with several matches", "file_edit", json!({"path": "e.txt", "old_string": "x", "new_string": "y"}))
-            .write("e.txt", "x\nx\nx\n")
-            .fails(ErrorKind::Failed)
-            .has("occurs 3 times (at lines 1, 2, 3)")
-            .file("e.txt", "x\nx\nx\n"),
-        Case::new("edit replace_all", "file_edit", json!({"path": "e.txt", "old_string": "x", "new_string": "y", "replace_all": true}))
-            .write("e.txt", "x\nx\nx\n")
-            .file("e.txt", "y\ny\ny\n"),
-        Case::new("edit text not found", "file_edit", json!({"path": "e.txt", "old_string": "fn  main()  {}", "new_string": "fn start() {}"}))
-            .write("e.txt", "fn main() {}\n")
-            .fails(ErrorKind::Failed)
-            .has("`old_string` was not found")
-            .has("A match exists if whitespace is ignored, starting at line 1")
-            .file("e.txt", "fn main() {}\n"),
-        Case::new("multi-edit is all or nothing", "file_edit", json!({"path": "e.txt", "edits": [
+        Case::new(
+            "edit exactly one match",
+            "file_edit",
+            json!({"path": "e.txt", "old_string": "beta", "new_string": "BETA"}),
+        )
+        .write("e.txt", "alpha\nbeta\ngamma\n")
+        .has("Edited e.txt (1 edit).")
+        .has("-beta\n+BETA")
+        .file("e.txt", "alpha\nBETA\ngamma\n"),
+        Case::new(
+            "edit with several matches",
+            "file_edit",
+            json!({"path": "e.txt", "old_string": "x", "new_string": "y"}),
+        )
+        .write("e.txt", "x\nx\nx\n")
+        .fails(ErrorKind::Failed)
+        .has("occurs 3 times (at lines 1, 2, 3)")
+        .file("e.txt", "x\nx\nx\n"),
+        Case::new(
+            "edit replace_all",
+            "file_edit",
+            json!({"path": "e.txt", "old_string": "x", "new_string": "y", "replace_all": true}),
+        )
+        .write("e.txt", "x\nx\nx\n")
+        .file("e.txt", "y\ny\ny\n"),
+        Case::new(
+            "edit text not found",
+            "file_edit",
+            json!({"path": "e.txt", "old_string": "fn  main()  {}", "new_string": "fn start() {}"}),
+        )
+        .write("e.txt", "fn main() {}\n")
+        .fails(ErrorKind::Failed)
+        .has("`old_string` was not found")
+        .has("A match exists if whitespace is ignored, starting at line 1")
+        .file("e.txt", "fn main() {}\n"),
+        Case::new(
+            "multi-edit is all or nothing",
+            "file_edit",
+            json!({"path": "e.txt", "edits": [
                 {"old_string": "alpha", "new_string": "ALPHA"},
-                {"old_string": "delta", "new_string": "DELTA"}]}))
-            .write("e.txt", "alpha\nbeta\n")
-            .fails(ErrorKind::Failed)
-            .has("edit 2 of 2")
-            .file("e.txt", "alpha\nbeta\n"),
-        Case::new("edit a missing file", "file_edit", json!({"path": "none", "old_string": "a", "new_string": "b"}))
-            .fails(ErrorKind::NotFound)
-            .absent("none"),
+                {"old_string": "delta", "new_string": "DELTA"}]}),
+        )
+        .write("e.txt", "alpha\nbeta\n")
+        .fails(ErrorKind::Failed)
+        .has("edit 2 of 2")
+        .file("e.txt", "alpha\nbeta\n"),
+        Case::new(
+            "edit a missing file",
+            "file_edit",
+            json!({"path": "none", "old_string": "a", "new_string": "b"}),
+        )
+        .fails(ErrorKind::NotFound)
+        .absent("none"),
         // file_append.
-        Case::new("append creates the file and parents", "file_append", json!({"path": "logs/new.log", "content": "one\n"}))
-            .has("Appended 4 bytes to logs/new.log (created).")
-            .file("logs/new.log", "one\n"),
-        Case::new("append to a file", "file_append", json!({"path": "log", "content": "two\n"}))
-            .write("log", "one\n")
-            .has("Appended 4 bytes to log.")
-            .file("log", "one\ntwo\n"),
-        Case::new("append across a chunk boundary", "file_append", json!({"path": "log", "content": "b".repeat(5000)}))
-            .write("log", &"a".repeat(4000))
-            .file("log", &format!("{}{}", "a".repeat(4000), "b".repeat(5000))),
-        Case::new("append to a directory", "file_append", json!({"path": "d", "content": "x"}))
-            .mkdir("d")
-            .fails(ErrorKind::Failed)
-            .has("it is a directory")
-            .dir("d"),
+        Case::new(
+            "append creates the file and parents",
+            "file_append",
+            json!({"path": "logs/new.log", "content": "one\n"}),
+        )
+        .has("Appended 4 bytes to logs/new.log (created).")
+        .file("logs/new.log", "one\n"),
+        Case::new(
+            "append to a file",
+            "file_append",
+            json!({"path": "log", "content": "two\n"}),
+        )
+        .write("log", "one\n")
+        .has("Appended 4 bytes to log.")
+        .file("log", "one\ntwo\n"),
+        Case::new(
+            "append across a chunk boundary",
+            "file_append",
+            json!({"path": "log", "content": "b".repeat(5000)}),
+        )
+        .write("log", &"a".repeat(4000))
+        .file("log", &format!("{}{}", "a".repeat(4000), "b".repeat(5000))),
+        Case::new(
+            "append to a directory",
+            "file_append",
+            json!({"path": "d", "content": "x"}),
+        )
+        .mkdir("d")
+        .fails(ErrorKind::Failed)
+        .has("it is a directory")
+        .dir("d"),
         // list_dir.
-        Case::new("list directories first, sorted, hidden skipped", "list_dir", json!({}))
-            .write("b.txt", "")
-            .write("a.txt", "")
-            .write(".hidden", "")
-            .mkdir("zdir")
-            .mkdir("adir")
-            .has("adir/\nzdir/\na.txt\nb.txt\n")
-            .lacks(".hidden"),
-        Case::new("list with hidden names", "list_dir", json!({"include_hidden": true}))
-            .write(".hidden", "")
-            .write("a", "")
-            .has(".hidden\na\n"),
-        Case::new("list recursively, honouring .gitignore", "list_dir", json!({"recursive": true}))
-            .write("src/main.rs", "fn main() {}")
-            .write("src/util/mod.rs", "")
-            .write("README.md", "")
-            .write(".gitignore", "target/\n*.log\n")
-            .write("target/debug/app", "")
-            .write("src/trace.log", "")
-            .has("src/\nsrc/util/\nsrc/util/mod.rs\nsrc/main.rs\nREADME.md\n")
-            .lacks("target")
-            .lacks("trace.log"),
-        Case::new("list recursively with a depth limit", "list_dir", json!({"path": "a", "recursive": true, "max_depth": 2}))
-            .write("a/b/c/d.txt", "")
-            .has("b/\nb/c/\n")
-            .lacks("d.txt"),
+        Case::new(
+            "list directories first, sorted, hidden skipped",
+            "list_dir",
+            json!({}),
+        )
+        .write("b.txt", "")
+        .write("a.txt", "")
+        .write(".hidden", "")
+        .mkdir("zdir")
+        .mkdir("adir")
+        .has("adir/\nzdir/\na.txt\nb.txt\n")
+        .lacks(".hidden"),
+        Case::new(
+            "list with hidden names",
+            "list_dir",
+            json!({"include_hidden": true}),
+        )
+        .write(".hidden", "")
+        .write("a", "")
+        .has(".hidden\na\n"),
+        Case::new(
+            "list recursively, honouring .gitignore",
+            "list_dir",
+            json!({"recursive": true}),
+        )
+        .write("src/main.rs", "fn main() {}")
+        .write("src/util/mod.rs", "")
+        .write("README.md", "")
+        .write(".gitignore", "target/\n*.log\n")
+        .write("target/debug/app", "")
+        .write("src/trace.log", "")
+        .has("src/\nsrc/util/\nsrc/util/mod.rs\nsrc/main.rs\nREADME.md\n")
+        .lacks("target")
+        .lacks("trace.log"),
+        Case::new(
+            "list recursively with a depth limit",
+            "list_dir",
+            json!({"path": "a", "recursive": true, "max_depth": 2}),
+        )
+        .write("a/b/c/d.txt", "")
+        .has("b/\nb/c/\n")
+        .lacks("d.txt"),
         Case::new("list an empty directory", "list_dir", json!({"path": "e"}))
             .mkdir("e")
             .has("e/ is empty."),
@@ -364,16 +475,28 @@ fn cases() -> Vec<Case> {
             .write("f", "")
             .fails(ErrorKind::Failed)
             .has("Cannot list f: a component of the path is a file, not a directory."),
-        Case::new("list a missing directory", "list_dir", json!({"path": "nope"}))
-            .fails(ErrorKind::NotFound),
+        Case::new(
+            "list a missing directory",
+            "list_dir",
+            json!({"path": "nope"}),
+        )
+        .fails(ErrorKind::NotFound),
         // make_dir.
-        Case::new("make_dir creates parents", "make_dir", json!({"path": "m/n/o"}))
-            .has("Created m/n/o/.")
-            .dir("m")
-            .dir("m/n/o"),
-        Case::new("make_dir on an existing directory", "make_dir", json!({"path": "m"}))
-            .mkdir("m")
-            .has("m/ already exists."),
+        Case::new(
+            "make_dir creates parents",
+            "make_dir",
+            json!({"path": "m/n/o"}),
+        )
+        .has("Created m/n/o/.")
+        .dir("m")
+        .dir("m/n/o"),
+        Case::new(
+            "make_dir on an existing directory",
+            "make_dir",
+            json!({"path": "m"}),
+        )
+        .mkdir("m")
+        .has("m/ already exists."),
         Case::new("make_dir over a file", "make_dir", json!({"path": "f/g"}))
             .write("f", "keep")
             .fails(ErrorKind::Failed)
@@ -384,54 +507,127 @@ fn cases() -> Vec<Case> {
             .has("Deleted d/f.")
             .absent("d/f")
             .dir("d"),
-        Case::new("delete an empty directory", "delete_file", json!({"path": "d"}))
-            .mkdir("d")
-            .absent("d"),
-        Case::new("delete a non-empty directory without recursive", "delete_file", json!({"path": "d"}))
-            .write("d/f", "x")
-            .fails(ErrorKind::Failed)
-            .has("the directory is not empty; pass recursive=true")
-            .file("d/f", "x"),
-        Case::new("recursive delete needs approval", "delete_file", json!({"path": "d", "recursive": true}))
-            .write("d/sub/f", "x")
-            .fails(ErrorKind::NeedsApproval)
-            .file("d/sub/f", "x"),
-        Case::new("recursive delete, approved", "delete_file", json!({"path": "d", "recursive": true}))
-            .write("d/sub/f", &"x".repeat(9000))
-            .write("d/g", "y")
-            .write("keep/h", "z")
-            .approved()
-            .has("Deleted the directory d/ and everything in it.")
-            .absent("d")
-            .absent("d/sub/f")
-            .file("keep/h", "z"),
-        Case::new("delete a missing path", "delete_file", json!({"path": "nope"}))
-            .fails(ErrorKind::NotFound),
-        Case::new("delete the root", "delete_file", json!({"path": ".", "recursive": true}))
-            .write("f", "x")
-            .approved()
-            .fails(ErrorKind::Denied)
-            .file("f", "x"),
+        Case::new(
+            "delete an empty directory",
+            "delete_file",
+            json!({"path": "d"}),
+        )
+        .mkdir("d")
+        .absent("d"),
+        Case::new(
+            "delete a non-empty directory without recursive",
+            "delete_file",
+            json!({"path": "d"}),
+        )
+        .write("d/f", "x")
+        .fails(ErrorKind::Failed)
+        .has("the directory is not empty; pass recursive=true")
+        .file("d/f", "x"),
+        Case::new(
+            "recursive delete needs approval",
+            "delete_file",
+            json!({"path": "d", "recursive": true}),
+        )
+        .write("d/sub/f", "x")
+        .fails(ErrorKind::NeedsApproval)
+        .file("d/sub/f", "x"),
+        Case::new(
+            "recursive delete, approved",
+            "delete_file",
+            json!({"path": "d", "recursive": true}),
+        )
+        .write("d/sub/f", &"x".repeat(9000))
+        .write("d/g", "y")
+        .write("keep/h", "z")
+        .approved()
+        .has("Deleted the directory d/ and everything in it.")
+        .absent("d")
+        .absent("d/sub/f")
+        .file("keep/h", "z"),
+        Case::new(
+            "delete a missing path",
+            "delete_file",
+            json!({"path": "nope"}),
+        )
+        .fails(ErrorKind::NotFound),
+        Case::new(
+            "delete the root",
+            "delete_file",
+            json!({"path": ".", "recursive": true}),
+        )
+        .write("f", "x")
+        .approved()
+        .fails(ErrorKind::Denied)
+        .file("f", "x"),
+        // The search and patch tools walk and write through the same backend.
+        Case::new(
+            "find files by glob",
+            "find_files",
+            json!({"pattern": "**/*.rs"}),
+        )
+        .write("src/main.rs", "")
+        .write("src/util/mod.rs", "")
+        .write("README.md", "")
+        .has("src/main.rs")
+        .has("src/util/mod.rs")
+        .lacks("README"),
+        Case::new("grep a pattern", "grep", json!({"pattern": "ne+dle"}))
+            .write("a.txt", "hay\nneedle here\n")
+            .write("d/b.txt", "needle\n")
+            .write("c.txt", "nothing\n")
+            .has("a.txt:2:needle here")
+            .has("d/b.txt:1:needle")
+            .lacks("c.txt"),
+        Case::new(
+            "apply a patch",
+            "patch_apply",
+            json!({"patch": "--- a/p.txt\n+++ b/p.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n"}),
+        )
+        .write("p.txt", "one\ntwo\n")
+        .file("p.txt", "one\nTWO\n"),
         // Traversal is refused before any backend sees the path.
-        Case::new("read with ..", "file_read", json!({"path": "../outside.txt"}))
-            .fails(ErrorKind::Denied)
-            .has("contains `..`"),
-        Case::new("write with ..", "file_write", json!({"path": "a/../../x", "content": "x"}))
-            .fails(ErrorKind::Denied)
-            .absent("x"),
-        Case::new("append with ..", "file_append", json!({"path": "../x", "content": "x"}))
-            .fails(ErrorKind::Denied),
+        Case::new(
+            "read with ..",
+            "file_read",
+            json!({"path": "../outside.txt"}),
+        )
+        .fails(ErrorKind::Denied)
+        .has("contains `..`"),
+        Case::new(
+            "write with ..",
+            "file_write",
+            json!({"path": "a/../../x", "content": "x"}),
+        )
+        .fails(ErrorKind::Denied)
+        .absent("x"),
+        Case::new(
+            "append with ..",
+            "file_append",
+            json!({"path": "../x", "content": "x"}),
+        )
+        .fails(ErrorKind::Denied),
         Case::new("make_dir with ..", "make_dir", json!({"path": "../evil"}))
             .fails(ErrorKind::Denied),
-        Case::new("list with ..", "list_dir", json!({"path": ".."}))
-            .fails(ErrorKind::Denied),
-        Case::new("delete with ..", "delete_file", json!({"path": "d/../../ws", "recursive": true}))
-            .approved()
-            .fails(ErrorKind::Denied),
-        Case::new("edit with ..", "file_edit", json!({"path": "../e", "old_string": "a", "new_string": "b"}))
-            .fails(ErrorKind::Denied),
-        Case::new("a NUL in a path", "file_write", json!({"path": "a\u{0}b", "content": "x"}))
-            .fails(ErrorKind::InvalidArgs),
+        Case::new("list with ..", "list_dir", json!({"path": ".."})).fails(ErrorKind::Denied),
+        Case::new(
+            "delete with ..",
+            "delete_file",
+            json!({"path": "d/../../ws", "recursive": true}),
+        )
+        .approved()
+        .fails(ErrorKind::Denied),
+        Case::new(
+            "edit with ..",
+            "file_edit",
+            json!({"path": "../e", "old_string": "a", "new_string": "b"}),
+        )
+        .fails(ErrorKind::Denied),
+        Case::new(
+            "a NUL in a path",
+            "file_write",
+            json!({"path": "a\u{0}b", "content": "x"}),
+        )
+        .fails(ErrorKind::InvalidArgs),
     ]
 }
 
@@ -647,7 +843,10 @@ async fn a_20_mb_file_is_written_and_read_from_the_middle() {
         let mut want: String = (100_000..100_010)
             .map(|n| format!("{n}\t{}", big_line(n)))
             .collect();
-        want.push_str(r#"[Showing lines 100000-100009; the file continues. Next call: file_read {"path": "big.txt", "offset": 100010, "limit": 10}]"#);
+        want.push_str(concat!(
+            "[Showing lines 100000-100009; the file continues. ",
+            r#"Next call: file_read {"path": "big.txt", "offset": 100010, "limit": 10}]"#
+        ));
         want.push('\n');
         assert_eq!(page.joined_text(), want, "{backend:?}");
         assert_eq!(page.structured.as_ref().unwrap()["next_offset"], 100_010);
