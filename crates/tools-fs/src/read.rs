@@ -125,13 +125,17 @@ fn read_capped_line(
     reader: &mut impl BufRead,
     out: &mut Vec<u8>,
     cap: usize,
-) -> std::io::Result<Option<u64>> {
+) -> std::io::Result<Option<(u64, bool)>> {
     out.clear();
     let mut total = 0u64;
     loop {
         let buf = reader.fill_buf()?;
         if buf.is_empty() {
-            return Ok(if total == 0 { None } else { Some(total) });
+            return Ok(if total == 0 {
+                None
+            } else {
+                Some((total, false))
+            });
         }
         let (chunk, done) = match memchr_newline(buf) {
             Some(i) => (&buf[..=i], true),
@@ -145,7 +149,7 @@ fn read_capped_line(
         total += n as u64;
         reader.consume(n);
         if done {
-            return Ok(Some(total));
+            return Ok(Some((total, true)));
         }
     }
 }
@@ -197,14 +201,13 @@ fn read_text(
     while shown < limit {
         match read_capped_line(&mut reader, &mut line, cap).map_err(|e| io_err(path, e))? {
             None => break,
-            Some(full_len) => {
+            Some((full_len, newline)) => {
                 lineno += 1;
                 // Strip the terminator from the bytes, then measure the whole line without it
                 // (only part of a huge line is kept in `line`).
                 let mut body: &[u8] = &line;
-                let mut term = 0u64;
+                let mut term = u64::from(newline);
                 if body.ends_with(b"\n") {
-                    term = 1;
                     body = &body[..body.len() - 1];
                     if body.ends_with(b"\r") {
                         body = &body[..body.len() - 1];

@@ -618,6 +618,11 @@ pub fn fs_error(err: io::Error, path: &WsPath, op: &str) -> ToolError {
                 "Cannot {op} {path}: it is a symbolic link (or a loop of them) that cannot be followed here."
             ));
         }
+        Some(code) if code == rustix::io::Errno::NXIO.raw_os_error() => {
+            return ToolError::Failed(format!(
+                "Cannot {op} {path}: it is a socket or a device with nothing behind it, not a regular file."
+            ));
+        }
         Some(code) if code == rustix::io::Errno::NOTEMPTY.raw_os_error() => {
             return ToolError::Failed(format!(
                 "Cannot {op} {path}: the directory is not empty; pass recursive=true to delete it with everything in it."

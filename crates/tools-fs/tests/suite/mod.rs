@@ -4,4 +4,5 @@ mod find;
 mod grep;
 mod image;
 mod patch;
+mod special;
 mod vfs;
