@@ -21,6 +21,23 @@ pub struct Config {
     /// The limits.
     #[serde(default)]
     pub limits: LimitsConfig,
+    /// The shell tools.
+    #[serde(default)]
+    pub shell: ShellConfig,
+}
+
+/// `[shell]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShellConfig {
+    /// Environment variables passed through to commands (default: PATH, HOME, USER, LANG…).
+    pub env_allow: Option<Vec<String>>,
+    /// Background jobs that may run at once (8).
+    pub max_jobs: Option<usize>,
+    /// Run commands under Landlock and seccomp where the kernel has them (true).
+    pub sandbox: Option<bool>,
+    /// Without the sandbox, let low-risk commands run without asking (false).
+    pub allow_unsandboxed: Option<bool>,
 }
 
 /// `[policy]`.
@@ -150,6 +167,25 @@ impl Config {
         policy.allowed_devices = p.allowed_devices.clone();
         policy.allow_git_internals = p.allow_git_internals;
         Ok(policy)
+    }
+
+    /// The settings of the shell tools.
+    pub fn shell_config(&self) -> tools_shell::Config {
+        let mut c = tools_shell::Config::default();
+        let s = &self.shell;
+        if let Some(v) = &s.env_allow {
+            c.env_allow = v.clone();
+        }
+        if let Some(v) = s.max_jobs {
+            c.max_jobs = v;
+        }
+        if let Some(v) = s.sandbox {
+            c.sandbox = v;
+        }
+        if let Some(v) = s.allow_unsandboxed {
+            c.allow_unsandboxed = v;
+        }
+        c
     }
 
     /// Extra roots as `(path, writable)`.

@@ -3,6 +3,7 @@
 // This is a command-line program: printing is its job.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod mcp_cmd;
 mod tour;
 
 use std::io::{IsTerminal, Read, Write};
@@ -73,6 +74,12 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Serve the tools over the Model Context Protocol: stdio by default, or streamable HTTP.
+    ///
+    /// The workspace, policy and limits come from the same configuration as every other
+    /// command. When the policy asks, the client is asked through MCP elicitation if it
+    /// supports it; otherwise the call is refused with `needs_approval`.
+    Mcp(mcp_cmd::McpArgs),
     /// A guided five-minute tour in a temporary workspace: list, call, and see a refusal.
     Tour,
     /// Print shell completions.
@@ -142,8 +149,8 @@ async fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Tools { format } => {
             let (config, _) = Config::load(cli.config.as_deref(), &cli.workspace)?;
-            let profile = cli.profile.or(config.profile);
-            let registry = toolshed_cli::registry_for(profile.as_deref())?;
+            let profile = cli.profile.or(config.profile.clone());
+            let registry = toolshed_cli::registry_for(&config, profile.as_deref())?;
             print_tools(&registry, format)?;
             Ok(ExitCode::SUCCESS)
         }
@@ -175,14 +182,17 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             let result = session.call(&tool, &raw).await;
             Ok(report(result, json))
         }
+        Command::Mcp(args) => {
+            mcp_cmd::run(&cli.workspace, cli.config.as_deref(), cli.profile, args).await
+        }
         Command::Tour => tour::run().await,
     }
 }
 
 /// Everything one invocation needs: the stack and a context factory.
 pub(crate) struct Session {
-    stack: Stack,
-    ctx: ToolContext,
+    pub(crate) stack: Stack,
+    pub(crate) ctx: ToolContext,
 }
 
 impl Session {
@@ -204,7 +214,7 @@ impl Session {
         };
         let (config, _) = Config::load(config, &config_dir)?;
         let profile = profile.or(config.profile.clone());
-        let registry = toolshed_cli::registry_for(profile.as_deref())?;
+        let registry = toolshed_cli::registry_for(&config, profile.as_deref())?;
         let policy = config.policy()?;
         let limits = config.limits();
         let ws = match &sqlite {

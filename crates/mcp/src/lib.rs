@@ -1,1 +1,41 @@
-//! placeholder
+//! Serve a Toolshed [`Stack`](tool_core::Stack) over the Model Context Protocol.
+//!
+//! [`McpServer`] adapts a stack and a base [`ToolContext`](tool_core::ToolContext) to rmcp's
+//! `ServerHandler`:
+//!
+//! - `tools/list` exports every spec with [`Provider::Mcp`](tool_core::Provider::Mcp): the
+//!   canonical input schema and the four hints (`readOnlyHint`, `destructiveHint`,
+//!   `idempotentHint`, `openWorldHint`);
+//! - `tools/call` runs through the same layer stack as `toolshed call`. Every
+//!   [`ToolError`](tool_core::ToolError) becomes an `isError: true` result whose text is
+//!   `kind: sentence`, so the model can read it; only an unknown tool name is a protocol error
+//!   (`-32602`), as the specification asks;
+//! - when the policy says *Ask*, the client is asked through elicitation if it declared the
+//!   capability; otherwise the call fails with `needs_approval`. Nothing is approved silently;
+//! - `notifications/cancelled` cancels the running call; a progress token turns the tool's
+//!   output events into rate-limited `notifications/progress`; `logging/setLevel` opts in to
+//!   one `notifications/message` per finished call (its audit record).
+//!
+//! [`serve_stdio`] and [`http::serve`] run it over stdio and streamable HTTP.
+
+mod approve;
+pub mod http;
+mod progress;
+mod server;
+
+pub use server::{McpServer, serve_stdio};
+
+/// Errors of the transports.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum McpError {
+    /// The server could not start (bind, handshake).
+    #[error("{0}")]
+    Start(String),
+    /// The connection failed while serving.
+    #[error("{0}")]
+    Serve(String),
+    /// The options are not allowed (e.g. a non-loopback bind without a token).
+    #[error("{0}")]
+    Config(String),
+}

@@ -1,5 +1,13 @@
 //! The one way tools start programs: own process group, scrubbed environment, closed stdin,
-//! bounded output, and the whole group killed on timeout, cancellation or drop.
+//! bounded output, and the whole group killed on timeout, cancellation or drop — together with
+//! descendants that left the group (`setsid`, double forks), found through `/proc` with Toolshed
+//! as their subreaper (module `contain`). On Linux a child can also run in an OS
+//! sandbox ([`Sandbox`]): Landlock for writes, seccomp for network sockets.
+
+mod contain;
+mod sandbox;
+
+pub use sandbox::{Sandbox, SandboxStatus, probe as probe_sandbox};
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
@@ -9,8 +17,10 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rustix::process::{Pid, Signal, kill_process_group};
 use tokio::io::AsyncReadExt;
+use tokio::task::JoinHandle;
+
+use self::contain::Containment;
 
 use crate::context::ToolContext;
 use crate::error::ToolError;
@@ -38,6 +48,11 @@ pub struct ProcessSpec {
     pub timeout: Duration,
     /// Output beyond this is cut head + tail.
     pub max_output_bytes: usize,
+    /// The OS sandbox to run in (Linux), if any. `None` runs without one.
+    pub sandbox: Option<Sandbox>,
+    /// Give the child a marker variable (`TOOLSHED_RUN=…`) so that descendants which leave the
+    /// process group and the process tree are still found and killed at the end.
+    pub mark_descendants: bool,
 }
 
 impl ProcessSpec {
@@ -51,6 +66,8 @@ impl ProcessSpec {
             env: vec![("TERM".into(), "dumb".into())],
             timeout: Duration::from_secs(60),
             max_output_bytes: 64 * 1024,
+            sandbox: None,
+            mark_descendants: false,
         }
     }
 
@@ -78,6 +95,10 @@ pub struct ProcessOutput {
     pub total_bytes: u64,
     /// Wall time.
     pub duration: Duration,
+    /// What the sandbox enforced, when one was asked for.
+    pub sandbox: Option<SandboxStatus>,
+    /// Processes outside the process group (`setsid` escapees) killed at the end.
+    pub escapees_killed: usize,
 }
 
 impl ProcessOutput {
@@ -87,28 +108,9 @@ impl ProcessOutput {
     }
 }
 
-/// Kills the whole process group when dropped: on timeout, cancellation, an aborted task or a
-/// panic, no child outlives the call.
-#[derive(Debug)]
-struct GroupGuard(Option<Pid>);
-
-impl GroupGuard {
-    fn kill(&mut self) {
-        if let Some(pid) = self.0.take() {
-            let _ = kill_process_group(pid, Signal::KILL);
-        }
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
 /// Head + tail capture with a fixed memory bound.
 #[derive(Debug)]
-struct Capture {
+pub(crate) struct Capture {
     head: Vec<u8>,
     tail: VecDeque<u8>,
     head_cap: usize,
@@ -117,7 +119,7 @@ struct Capture {
 }
 
 impl Capture {
-    fn new(max: usize) -> Self {
+    pub(crate) fn new(max: usize) -> Self {
         Capture {
             head: Vec::new(),
             tail: VecDeque::new(),
@@ -127,7 +129,7 @@ impl Capture {
         }
     }
 
-    fn push(&mut self, mut data: &[u8]) {
+    pub(crate) fn push(&mut self, mut data: &[u8]) {
         self.total += data.len() as u64;
         if self.head.len() < self.head_cap {
             let n = (self.head_cap - self.head.len()).min(data.len());
@@ -146,7 +148,7 @@ impl Capture {
         }
     }
 
-    fn finish(self) -> (String, Option<Truncation>) {
+    pub(crate) fn finish(self) -> (String, Option<Truncation>) {
         let kept = (self.head.len() + self.tail.len()) as u64;
         if kept == self.total {
             let mut all = self.head;
@@ -184,11 +186,85 @@ impl Capture {
     }
 }
 
-/// Runs a program to completion (or to its deadline, or until the context is cancelled).
+/// How the main process of a spawned child ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExitInfo {
+    /// The exit code, when it exited normally.
+    pub exit_code: Option<i32>,
+    /// The signal that killed it, if any.
+    pub signal: Option<i32>,
+    /// Processes outside the process group killed at the end.
+    pub escapees_killed: usize,
+}
+
+/// Kills a spawned child and everything it started, from any thread, at any time.
+#[derive(Debug, Clone)]
+pub struct Killer(Arc<Containment>);
+
+impl Killer {
+    /// Kills the group, the escapees and the marked processes. Returns how many escapees died.
+    pub fn kill(&self) -> usize {
+        self.0.kill_all()
+    }
+}
+
+/// A running child started by [`spawn`]. Dropping it kills the child and everything it started.
+#[derive(Debug)]
+pub struct Spawned {
+    child: tokio::process::Child,
+    contain: Arc<Containment>,
+    readers: Vec<JoinHandle<()>>,
+    tracker: JoinHandle<()>,
+    sandbox: Option<SandboxStatus>,
+    /// Removed (with its contents) when the child is done.
+    private_tmp: Option<PathBuf>,
+    pid: Option<u32>,
+    started: Instant,
+}
+
+/// The private temporary directory of a sandboxed child.
+fn make_private_tmp() -> Option<PathBuf> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let base = std::env::temp_dir();
+    for _ in 0..16 {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let dir = base.join(format!("toolshed-run-{}-{n}-{nanos:x}", std::process::id()));
+        if std::fs::create_dir(&dir).is_ok() {
+            return Some(dir);
+        }
+    }
+    None
+}
+
+fn next_marker() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    format!(
+        "TOOLSHED_RUN={}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Starts a program in its own process group with a scrubbed environment and closed stdin, and
+/// calls `sink` with every chunk of stdout and stderr as it arrives.
 ///
-/// A non-zero exit is not an error: the caller gets the code and the output. Errors are only
-/// for a program that cannot start, and for cancellation.
-pub async fn run(spec: ProcessSpec, ctx: &ToolContext) -> Result<ProcessOutput, ToolError> {
+/// The child is killed (with its group and escapees) when the returned [`Spawned`] is dropped.
+pub fn spawn(
+    spec: &ProcessSpec,
+    sink: impl Fn(&[u8]) + Send + Sync + 'static,
+) -> Result<Spawned, ToolError> {
+    let subreaper = contain::ensure_subreaper();
+    if !subreaper {
+        tracing::debug!(
+            "could not become a child subreaper; escapees are found while tracked only"
+        );
+    }
     let mut cmd = tokio::process::Command::new(&spec.program);
     cmd.args(&spec.args)
         .current_dir(&spec.cwd)
@@ -206,16 +282,59 @@ pub async fn run(spec: ProcessSpec, ctx: &ToolContext) -> Result<ProcessOutput, 
     for (k, v) in &spec.env {
         cmd.env(k, v);
     }
+    let marker = spec.mark_descendants.then(next_marker);
+    if let Some(m) = &marker
+        && let Some((k, v)) = m.split_once('=')
+    {
+        cmd.env(k, v);
+    }
+    let mut private_tmp = None;
+    let mut prepared = None;
+    if let Some(sandbox) = &spec.sandbox {
+        let mut sandbox = sandbox.clone();
+        if let Some(tmp) = make_private_tmp() {
+            cmd.env("TMPDIR", &tmp);
+            sandbox.writable.push(tmp.clone());
+            private_tmp = Some(tmp);
+        }
+        let p = sandbox::prepare(&sandbox);
+        #[cfg(target_os = "linux")]
+        {
+            // SAFETY: see `Prepared::child_hook`: only raw syscalls on data prepared before
+            // the fork run in the child; no allocation, no locks.
+            #[allow(unsafe_code)]
+            unsafe {
+                cmd.pre_exec(p.child_hook());
+            }
+        }
+        prepared = Some(p);
+    }
     let started = Instant::now();
     let mut child = cmd.spawn().map_err(|e| {
+        if let Some(tmp) = &private_tmp {
+            let _ = std::fs::remove_dir_all(tmp);
+        }
         ToolError::Failed(format!(
             "Could not start `{}`: {e}; check that the program is installed and on PATH.",
             spec.program.to_string_lossy()
         ))
     })?;
-    let mut guard = GroupGuard(child.id().and_then(|id| Pid::from_raw(id as i32)));
+    // The ruleset descriptor is no longer needed once the child has exec'd.
+    let sandbox = prepared.map(|p| p.status.clone());
+    let pid = child.id();
+    let contain = Containment::new(pid.map(|p| p as i32).unwrap_or(-1), marker);
+    let weak = Arc::downgrade(&contain);
+    let tracker = tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(contain::TRACK_EVERY).await;
+            match weak.upgrade() {
+                Some(c) => c.track(),
+                None => break,
+            }
+        }
+    });
 
-    let capture = Arc::new(Mutex::new(Capture::new(spec.max_output_bytes)));
+    let sink = Arc::new(sink);
     let mut readers = Vec::new();
     for stream in [
         child
@@ -230,62 +349,153 @@ pub async fn run(spec: ProcessSpec, ctx: &ToolContext) -> Result<ProcessOutput, 
     .into_iter()
     .flatten()
     {
-        let capture = Arc::clone(&capture);
-        let events = ctx.clone();
+        let sink = Arc::clone(&sink);
         readers.push(tokio::spawn(async move {
             let mut stream = stream;
             let mut buf = vec![0u8; 8192];
             loop {
                 match stream.read(&mut buf).await {
                     Ok(0) | Err(_) => break,
-                    Ok(n) => {
-                        events.emit_output(String::from_utf8_lossy(&buf[..n]).into_owned());
-                        if let Ok(mut c) = capture.lock() {
-                            c.push(&buf[..n]);
-                        }
-                    }
+                    Ok(n) => sink(&buf[..n]),
                 }
             }
         }));
     }
+    Ok(Spawned {
+        child,
+        contain,
+        readers,
+        tracker,
+        sandbox,
+        private_tmp,
+        pid,
+        started,
+    })
+}
 
+impl Spawned {
+    /// The main process's id.
+    pub fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    /// What the sandbox enforced, when one was asked for.
+    pub fn sandbox(&self) -> Option<&SandboxStatus> {
+        self.sandbox.as_ref()
+    }
+
+    /// A handle that kills the child and everything it started.
+    pub fn killer(&self) -> Killer {
+        Killer(Arc::clone(&self.contain))
+    }
+
+    /// Time since the start.
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// Waits for the main process to exit (cancel-safe: dropping the future leaves the child
+    /// running). Call [`Spawned::finish`] afterwards.
+    pub async fn wait_main(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.wait().await.ok()
+    }
+
+    /// Kills whatever is left (group, escapees), reaps the main process, and waits (at most 2 s)
+    /// for the output readers to drain.
+    pub async fn finish(mut self) -> ExitInfo {
+        let contain = Arc::clone(&self.contain);
+        // The kill scans /proc and may wait a little for reaping: keep it off the async threads.
+        let escapees = tokio::task::spawn_blocking(move || {
+            contain.track();
+            contain.kill_all()
+        })
+        .await
+        .unwrap_or(0);
+        let status = self.child.wait().await.ok();
+        self.tracker.abort();
+        let readers = std::mem::take(&mut self.readers);
+        let drain = async {
+            for r in readers {
+                let _ = r.await;
+            }
+        };
+        // Descendants that could not be killed may still hold the pipes; do not wait forever.
+        let _ = tokio::time::timeout(Duration::from_secs(2), drain).await;
+        ExitInfo {
+            exit_code: status.and_then(|s| s.code()),
+            signal: status.and_then(|s| s.signal()),
+            escapees_killed: escapees,
+        }
+    }
+}
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        self.contain.kill_all();
+        // Reap the main process now rather than leave a zombie until tokio's next SIGCHLD
+        // sweep (which may never come if the runtime is shutting down). It was just killed, so
+        // this takes a few milliseconds at most.
+        for _ in 0..100 {
+            match self.child.try_wait() {
+                Ok(None) => std::thread::sleep(Duration::from_millis(2)),
+                _ => break,
+            }
+        }
+        self.tracker.abort();
+        for r in &self.readers {
+            r.abort();
+        }
+        if let Some(tmp) = self.private_tmp.take() {
+            let _ = std::fs::remove_dir_all(tmp);
+        }
+    }
+}
+
+/// Runs a program to completion (or to its deadline, or until the context is cancelled).
+///
+/// A non-zero exit is not an error: the caller gets the code and the output. Errors are only
+/// for a program that cannot start, and for cancellation.
+pub async fn run(spec: ProcessSpec, ctx: &ToolContext) -> Result<ProcessOutput, ToolError> {
+    let capture = Arc::new(Mutex::new(Capture::new(spec.max_output_bytes)));
+    let sink_capture = Arc::clone(&capture);
+    let events = ctx.clone();
+    let mut child = spawn(&spec, move |bytes| {
+        events.emit_output(String::from_utf8_lossy(bytes).into_owned());
+        if let Ok(mut c) = sink_capture.lock() {
+            c.push(bytes);
+        }
+    })?;
     let mut timed_out = false;
-    let status = tokio::select! {
-        status = child.wait() => Some(status),
-        () = tokio::time::sleep(spec.timeout) => { timed_out = true; None }
+    tokio::select! {
+        _ = child.wait_main() => {}
+        () = tokio::time::sleep(spec.timeout) => { timed_out = true; }
         () = ctx.cancel.cancelled() => {
-            guard.kill();
-            let _ = child.wait().await;
+            child.finish().await;
             return Err(ToolError::Cancelled);
         }
+    }
+    let sandbox = child.sandbox().cloned();
+    let duration = child.elapsed();
+    let info = child.finish().await;
+    let capture = match Arc::try_unwrap(capture) {
+        Ok(m) => m.into_inner().unwrap_or_else(|e| e.into_inner()),
+        // A reader that did not drain in time still holds the capture: take what it has.
+        Err(shared) => shared
+            .lock()
+            .map(|mut c| std::mem::replace(&mut *c, Capture::new(0)))
+            .unwrap_or_else(|_| Capture::new(0)),
     };
-    // Whatever is left of the group (background children, a timed-out tree) dies now.
-    guard.kill();
-    let status = match status {
-        Some(s) => s.ok(),
-        None => child.wait().await.ok(),
-    };
-    // Descendants that left the group may still hold the pipes; do not wait for them forever.
-    let drain = async {
-        for r in readers {
-            let _ = r.await;
-        }
-    };
-    let _ = tokio::time::timeout(Duration::from_secs(2), drain).await;
-
-    let capture = Arc::try_unwrap(capture)
-        .ok()
-        .and_then(|m| m.into_inner().ok())
-        .unwrap_or_else(|| Capture::new(0));
     let total_bytes = capture.total;
     let (output, truncated) = capture.finish();
     Ok(ProcessOutput {
-        exit_code: status.and_then(|s| s.code()),
-        signal: status.and_then(|s| s.signal()),
+        exit_code: info.exit_code,
+        signal: info.signal,
         timed_out,
         output,
         truncated,
         total_bytes,
-        duration: started.elapsed(),
+        duration,
+        sandbox,
+        escapees_killed: info.escapees_killed,
     })
 }

@@ -1,1 +1,108 @@
-//! placeholder
+//! The shell family: `shell` and its background jobs (`job_output`, `job_kill`, `job_list`).
+//!
+//! Every command is parsed with a real shell grammar ([`analyze`]) and classified program by
+//! program before the policy decides; it then runs through tool-core's process helper in its own
+//! process group, with a scrubbed environment, closed stdin, bounded output, and, on Linux, under
+//! Landlock (writes only in the workspace and a private temporary directory) and a seccomp filter
+//! (no network sockets unless the command is a recognised network command the policy allowed).
+
+pub mod analyze;
+mod job_kill;
+mod job_list;
+mod job_output;
+mod jobs;
+mod plan;
+mod shell;
+
+use std::sync::Arc;
+
+use tool_core::{Alias, DynTool, typed};
+
+pub use job_kill::{JobKill, JobKillArgs};
+pub use job_list::{JobList, JobListArgs};
+pub use job_output::{JobOutput, JobOutputArgs};
+pub use jobs::Jobs;
+pub use shell::{DEFAULT_TIMEOUT_SECS, MAX_TIMEOUT_SECS, Shell, ShellArgs};
+
+/// Settings of the shell tools.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Config {
+    /// Environment variables passed through to commands (everything else is removed).
+    pub env_allow: Vec<String>,
+    /// Background jobs that may run at once.
+    pub max_jobs: usize,
+    /// Bytes of output kept per background job (the oldest are dropped first).
+    pub job_buffer_bytes: usize,
+    /// The longest command line accepted.
+    pub max_command_bytes: usize,
+    /// Run commands under the OS sandbox (Landlock, seccomp) where the kernel has it.
+    pub sandbox: bool,
+    /// When the sandbox is off or the kernel lacks it, whether low-risk commands still run
+    /// without asking. By default they count as medium risk then, so supervised mode asks.
+    pub allow_unsandboxed: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            env_allow: tool_core::process::DEFAULT_ENV_ALLOW
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            max_jobs: 8,
+            job_buffer_bytes: 1024 * 1024,
+            max_command_bytes: 16 * 1024,
+            sandbox: true,
+            allow_unsandboxed: false,
+        }
+    }
+}
+
+impl Config {
+    /// The defaults with the OS sandbox switched on or off.
+    pub fn with_sandbox(mut self, on: bool) -> Config {
+        self.sandbox = on;
+        self
+    }
+
+    /// The defaults with at most `n` background jobs.
+    pub fn with_max_jobs(mut self, n: usize) -> Config {
+        self.max_jobs = n;
+        self
+    }
+}
+
+/// Every tool of this crate, sharing one job registry (its jobs are killed when the last tool
+/// is dropped).
+pub fn tools(config: &Config) -> Vec<Arc<dyn DynTool>> {
+    let jobs = Arc::new(Jobs::new(config.max_jobs, config.job_buffer_bytes));
+    vec![
+        typed(Shell::new(config.clone(), Arc::clone(&jobs))),
+        typed(JobOutput::new(Arc::clone(&jobs))),
+        typed(JobKill::new(Arc::clone(&jobs))),
+        typed(JobList::new(jobs)),
+    ]
+}
+
+/// Seed-compatible names of this crate's tools (see TOOLS.md, "Seed-compatible names").
+pub const ALIASES: &[Alias] = &[
+    Alias {
+        profile: "sneakycode",
+        name: "run_command",
+        target: "shell",
+        renames: &[("timeout", "timeout_secs")],
+    },
+    Alias {
+        profile: "hrns",
+        name: "run_command",
+        target: "shell",
+        renames: &[],
+    },
+    Alias {
+        profile: "nullclaw",
+        name: "shell",
+        target: "shell",
+        renames: &[],
+    },
+];

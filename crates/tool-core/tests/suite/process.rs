@@ -350,3 +350,104 @@ async fn cwd_and_process_group() {
     assert_eq!(lines[1], lines[2], "{lines:?}");
     assert_ne!(lines[1], std::process::id().to_string());
 }
+
+/// The state letter of `pid`, if it exists (zombies included).
+fn state(pid: i32) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .map(str::to_string)
+}
+
+/// Gone and reaped: neither running nor a zombie.
+fn assert_reaped(pid: i32, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while let Some(s) = state(pid) {
+        assert!(
+            Instant::now() < deadline,
+            "{what} (pid {pid}) is still there in state {s}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Descendants that leave the process group (`setsid`, a double fork) are found and killed when
+/// the run ends, whether by exit or by timeout, and reaped: no zombie is left.
+#[tokio::test]
+async fn escapees_are_killed_and_reaped() {
+    let fx = Fixture::new();
+    for (script, timeout) in [
+        ("setsid sleep 30 & echo $! > p1; echo done", 20),
+        (
+            "(setsid sh -c 'echo $$ > p1; exec sleep 30' &); sleep 30",
+            1,
+        ),
+    ] {
+        let p1 = fx.root.join("p1");
+        let _ = std::fs::remove_file(&p1);
+        let mut spec = sh(&fx, script);
+        spec.timeout = Duration::from_secs(timeout);
+        spec.mark_descendants = true;
+        let out = run(spec, &ctx(&fx)).await.unwrap();
+        assert_eq!(out.timed_out, timeout == 1, "{script}: {out:?}");
+        let pid = read_pid(&p1);
+        assert_reaped(pid, script);
+        assert!(out.escapees_killed >= 1, "{script}: {out:?}");
+    }
+    // Twin: the same escape without the marker is still found through the process tree while
+    // the run lasts.
+    let mut spec = sh(&fx, "setsid sleep 30 & echo $! > p2; sleep 0.3; echo done");
+    spec.timeout = Duration::from_secs(20);
+    let out = run(spec, &ctx(&fx)).await.unwrap();
+    assert!(out.output.contains("done"));
+    assert_reaped(read_pid(&fx.root.join("p2")), "the unmarked escapee");
+}
+
+/// Landlock: writes outside the allowed directories fail, writes inside and in the private
+/// temporary directory work. Seccomp: Internet sockets fail unless network is allowed.
+#[tokio::test]
+async fn sandbox_confines_writes_and_sockets() {
+    use tool_core::process::{Sandbox, probe_sandbox};
+    let fx = Fixture::new();
+    let probe = probe_sandbox();
+    let target = fx.outside.join("planted");
+    let script = format!(
+        "touch {} && echo outside-ok; touch inside && echo inside-ok; touch \"$TMPDIR/x\" && echo tmp-ok; \
+         python3 -c 'import socket; socket.socket(); print(\"inet-ok\")'",
+        target.display()
+    );
+    for allow_network in [false, true] {
+        let mut spec = sh(&fx, &script);
+        spec.sandbox = Some(Sandbox {
+            writable: vec![fx.root.clone()],
+            allow_network,
+        });
+        let out = run(spec, &ctx(&fx)).await.unwrap();
+        let status = out.sandbox.clone().expect("a status");
+        assert!(out.output.contains("inside-ok"), "{out:?}");
+        assert!(out.output.contains("tmp-ok"), "{out:?}");
+        if probe.filesystem_enforced {
+            assert!(status.landlock.starts_with("enforced"), "{status:?}");
+            assert!(!target.exists(), "{out:?}");
+            assert!(!out.output.contains("outside-ok"), "{out:?}");
+        } else {
+            assert!(status.landlock.contains("not available"), "{status:?}");
+            let _ = std::fs::remove_file(&target);
+        }
+        assert_eq!(out.output.contains("inet-ok"), allow_network, "{out:?}");
+        assert_eq!(
+            status.seccomp,
+            if allow_network {
+                "network allowed by policy"
+            } else {
+                "network blocked"
+            }
+        );
+    }
+    assert!(!target.exists() || !probe.filesystem_enforced);
+    let _ = std::fs::remove_file(&target);
+    fx.assert_outside_intact();
+    // Twin: without a sandbox nothing is reported and nothing is confined.
+    let out = run(sh(&fx, "echo plain"), &ctx(&fx)).await.unwrap();
+    assert!(out.sandbox.is_none());
+}

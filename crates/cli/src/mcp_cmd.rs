@@ -1,0 +1,126 @@
+//! `toolshed mcp`: serve the tools over the Model Context Protocol, on stdio or streamable HTTP.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+use tool_core::{Stack, ToolContext};
+use toolshed_mcp::McpServer;
+use toolshed_mcp::http::HttpOptions;
+
+use crate::Session;
+
+/// Options of `toolshed mcp`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct McpArgs {
+    /// Serve streamable HTTP on ADDR (such as 127.0.0.1:8765; port 0 picks a free one) instead
+    /// of stdio. The endpoint is http://ADDR/mcp; only loopback Host and Origin headers are
+    /// accepted.
+    #[arg(long, value_name = "ADDR", value_parser = parse_addr)]
+    http: Option<SocketAddr>,
+    /// Allow --http on a non-loopback address; requires --token.
+    #[arg(long, requires = "http")]
+    allow_remote: bool,
+    /// Require `Authorization: Bearer TOKEN` on every HTTP request.
+    #[arg(
+        long,
+        env = "TOOLSHED_MCP_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
+    token: Option<String>,
+    /// Expose only these tools (comma-separated names, as `toolshed tools` lists them with the
+    /// same --profile).
+    #[arg(long, value_name = "A,B,C", value_delimiter = ',')]
+    tools: Option<Vec<String>>,
+}
+
+/// `127.0.0.1:8765`, `[::1]:8765` or `localhost:8765`.
+fn parse_addr(s: &str) -> Result<SocketAddr, String> {
+    if let Some(port) = s.strip_prefix("localhost:") {
+        let port: u16 = port
+            .parse()
+            .map_err(|_| format!("`{port}` is not a port number"))?;
+        return Ok(SocketAddr::from((Ipv4Addr::LOCALHOST, port)));
+    }
+    s.parse().map_err(|_| {
+        format!("`{s}` is not an address with a port; use e.g. 127.0.0.1:8765 or localhost:8765")
+    })
+}
+
+pub(crate) async fn run(
+    workspace: &Path,
+    config: Option<&Path>,
+    profile: Option<String>,
+    args: McpArgs,
+) -> Result<ExitCode> {
+    // Not interactive and no --yes: approvals go through MCP elicitation or are refused.
+    let Session { stack, ctx } = Session::open(workspace, config, profile, false, false)?;
+    let stack = match &args.tools {
+        Some(names) => restrict(stack, names, &ctx)?,
+        None => stack,
+    };
+    let server = McpServer::new(stack, ctx);
+    match args.http {
+        None => {
+            tracing::info!(tools = server.tools().len(), "serving MCP on stdio");
+            toolshed_mcp::serve_stdio(server).await?;
+        }
+        Some(addr) => {
+            let bound = toolshed_mcp::http::bind(
+                server,
+                addr,
+                HttpOptions::new(args.token, args.allow_remote),
+            )
+            .await?;
+            // On stderr (stdout carries nothing here): tests and scripts read the port from it.
+            eprintln!("toolshed: serving MCP at {}", bound.url());
+            bound.run().await?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The stack with only `names` (which must all exist) registered.
+fn restrict(stack: Stack, names: &[String], ctx: &ToolContext) -> Result<Stack> {
+    let registry = stack.registry();
+    let unknown: Vec<&str> = names
+        .iter()
+        .map(String::as_str)
+        .filter(|n| registry.spec(n).is_none())
+        .collect();
+    if !unknown.is_empty() {
+        bail!(
+            "--tools names unknown tools: {}; the tools are: {}",
+            unknown.join(", "),
+            registry.names().join(", ")
+        );
+    }
+    if names.is_empty() {
+        bail!("--tools needs at least one tool name");
+    }
+    // A stack over the subset: the same layers `Session::open` configured (the approver and
+    // audit sink are replaced by `McpServer::new` anyway).
+    let mut restricted = Stack::new(registry.subset(names.iter().map(String::as_str)));
+    if let Some(rate) = ctx.limits.calls_per_minute {
+        restricted = restricted.with_rate_limit(rate);
+    }
+    Ok(restricted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_parse() {
+        assert_eq!(
+            parse_addr("localhost:8765").unwrap(),
+            "127.0.0.1:8765".parse().unwrap()
+        );
+        assert_eq!(parse_addr("[::1]:0").unwrap(), "[::1]:0".parse().unwrap());
+        assert!(parse_addr("localhost").is_err());
+        assert!(parse_addr("example.com:80").is_err());
+    }
+}

@@ -1,0 +1,364 @@
+//! Streamable HTTP: rmcp's `StreamableHttpService` (sessions, SSE, resumption from its
+//! in-memory cache) on axum, behind a guard against DNS rebinding and an optional bearer token.
+//!
+//! The guard, in order:
+//! 1. **Host**: on a loopback bind only `localhost`, `127.0.0.1` and `[::1]` with the bound port
+//!    are accepted, so a page on `evil.example` that re-resolves its name to 127.0.0.1 is
+//!    refused (403);
+//! 2. **Origin**: absent (not a browser), or the same origin as the `Host` (403 otherwise);
+//! 3. **Authorization**: with a token, `Authorization: Bearer TOKEN` is required (401).
+//!
+//! Binding a non-loopback address is refused unless `allow_remote` is set *and* a token is
+//! given; then any `Host` is accepted (the token is the protection), and Origin still has to
+//! be same-origin.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+
+use crate::{McpError, McpServer};
+
+/// The path the MCP endpoint is served on.
+pub const PATH: &str = "/mcp";
+
+/// How to serve over HTTP.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct HttpOptions {
+    /// Require `Authorization: Bearer <token>` on every request.
+    pub token: Option<String>,
+    /// Allow a non-loopback bind (only together with a token).
+    pub allow_remote: bool,
+}
+
+impl HttpOptions {
+    /// Options with an optional token and the remote switch.
+    pub fn new(token: Option<String>, allow_remote: bool) -> Self {
+        HttpOptions {
+            token,
+            allow_remote,
+        }
+    }
+}
+
+/// A bound, not yet serving, HTTP server.
+#[derive(Debug)]
+pub struct Bound {
+    listener: tokio::net::TcpListener,
+    local_addr: SocketAddr,
+    router: axum::Router,
+    cancel: CancellationToken,
+}
+
+impl Bound {
+    /// The address actually bound (useful with port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// The endpoint's URL.
+    pub fn url(&self) -> String {
+        format!("http://{}{PATH}", self.local_addr)
+    }
+
+    /// Cancelling this token stops the server and closes every session.
+    pub fn cancellation_token(&self) -> CancellationToken {
+        self.cancel.clone()
+    }
+
+    /// Serves until the cancellation token is cancelled.
+    pub async fn run(self) -> Result<(), McpError> {
+        let cancel = self.cancel.clone();
+        axum::serve(self.listener, self.router)
+            .with_graceful_shutdown(async move { cancel.cancelled_owned().await })
+            .await
+            .map_err(|e| McpError::Serve(format!("the MCP HTTP server stopped: {e}")))
+    }
+}
+
+/// Binds `addr` and prepares the service; see the module documentation for the checks.
+pub async fn bind(
+    server: McpServer,
+    addr: SocketAddr,
+    options: HttpOptions,
+) -> Result<Bound, McpError> {
+    let token = options.token.filter(|t| !t.is_empty());
+    let loopback = addr.ip().is_loopback();
+    let allowed = loopback || (options.allow_remote && token.is_some());
+    if !allowed {
+        return Err(McpError::Config(format!(
+            "refusing to serve MCP on {addr}, which is not a loopback address: anyone who can \
+             reach it could run tools. Bind 127.0.0.1, or pass --allow-remote together with \
+             --token (or TOOLSHED_MCP_TOKEN)"
+        )));
+    }
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| McpError::Start(format!("cannot listen on {addr}: {e}")))?;
+    let local_addr = listener
+        .local_addr()
+        .map_err(|e| McpError::Start(format!("cannot read the bound address: {e}")))?;
+    let port = local_addr.port();
+    let cancel = CancellationToken::new();
+
+    let hosts = loopback.then(|| {
+        ["localhost", "127.0.0.1", "[::1]"]
+            .iter()
+            .map(|h| format!("{h}:{port}"))
+            .collect::<Vec<_>>()
+    });
+    // rmcp's own Host/Origin validation, configured the same way (defence in depth).
+    let mut config = StreamableHttpServerConfig::default().with_cancellation_token(cancel.clone());
+    config = match &hosts {
+        Some(hosts) => config
+            .with_allowed_hosts(hosts.clone())
+            .with_allowed_origins(hosts.iter().map(|h| format!("http://{h}")))
+            .enforce_origin_validation(),
+        None => config.disable_allowed_hosts().disable_allowed_origins(),
+    };
+    let service = StreamableHttpService::new(
+        move || Ok(server.for_new_session()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let guard = Arc::new(Guard { hosts, token });
+    let router = axum::Router::new()
+        .nest_service(PATH, service)
+        .layer(axum::middleware::from_fn_with_state(guard, check));
+    Ok(Bound {
+        listener,
+        local_addr,
+        router,
+        cancel,
+    })
+}
+
+/// Binds and serves until the process ends.
+pub async fn serve(
+    server: McpServer,
+    addr: SocketAddr,
+    options: HttpOptions,
+) -> Result<(), McpError> {
+    bind(server, addr, options).await?.run().await
+}
+
+#[derive(Debug)]
+struct Guard {
+    /// Accepted `host:port` authorities, lower case; `None`: any.
+    hosts: Option<Vec<String>>,
+    token: Option<String>,
+}
+
+impl Guard {
+    /// The response refusing a request with these headers, if it is refused.
+    fn refusal(&self, headers: &HeaderMap) -> Option<Response> {
+        let forbidden =
+            |why: &str| (StatusCode::FORBIDDEN, format!("Forbidden: {why}\n")).into_response();
+        let Some(host) = headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .map(|h| h.trim().to_ascii_lowercase())
+        else {
+            return Some(forbidden("a Host header is required"));
+        };
+        if let Some(hosts) = &self.hosts
+            && !hosts.contains(&host)
+        {
+            tracing::warn!(%host, "refused an MCP request for a foreign Host (DNS rebinding?)");
+            return Some(forbidden("the Host header is not allowed"));
+        }
+        if let Some(origin) = headers.get(header::ORIGIN) {
+            let same = origin
+                .to_str()
+                .ok()
+                .map(|o| o.trim().to_ascii_lowercase())
+                .and_then(|o| o.strip_prefix("http://").map(str::to_string))
+                .is_some_and(|authority| authority == host);
+            if !same {
+                tracing::warn!(?origin, %host, "refused a cross-origin MCP request");
+                return Some(forbidden("the Origin header is not allowed"));
+            }
+        }
+        if let Some(token) = &self.token {
+            let given = headers
+                .get(header::AUTHORIZATION)
+                .and_then(|h| h.to_str().ok())
+                .and_then(|h| h.strip_prefix("Bearer "))
+                .map(str::trim);
+            if !given.is_some_and(|g| constant_time_eq(g.as_bytes(), token.as_bytes())) {
+                return Some(
+                    (
+                        StatusCode::UNAUTHORIZED,
+                        [(header::WWW_AUTHENTICATE, "Bearer")],
+                        "Unauthorized: send Authorization: Bearer <token>\n",
+                    )
+                        .into_response(),
+                );
+            }
+        }
+        None
+    }
+}
+
+async fn check(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+    if let Some(refusal) = guard.refusal(request.headers()) {
+        return refusal;
+    }
+    let delete = request.method() == Method::DELETE;
+    let mut response = next.run(request).await;
+    // rmcp answers a session's DELETE with 202; the reference clients expect 200 or 204 and
+    // log a failure otherwise. The session is gone either way.
+    if delete && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+    }
+    response
+}
+
+/// Compares without an early exit, so the time taken does not reveal the matching prefix.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    fn guard(token: Option<&str>) -> Guard {
+        Guard {
+            hosts: Some(vec![
+                "localhost:8080".into(),
+                "127.0.0.1:8080".into(),
+                "[::1]:8080".into(),
+            ]),
+            token: token.map(str::to_string),
+        }
+    }
+
+    fn headers(pairs: &[(header::HeaderName, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(k.clone(), HeaderValue::from_str(v).unwrap());
+        }
+        h
+    }
+
+    fn status(r: Option<Response>) -> Option<StatusCode> {
+        r.map(|r| r.status())
+    }
+
+    #[test]
+    fn loopback_hosts_with_the_bound_port_pass() {
+        let g = guard(None);
+        for host in [
+            "localhost:8080",
+            "127.0.0.1:8080",
+            "[::1]:8080",
+            "LOCALHOST:8080",
+        ] {
+            assert_eq!(
+                status(g.refusal(&headers(&[(header::HOST, host)]))),
+                None,
+                "{host}"
+            );
+        }
+    }
+
+    #[test]
+    fn foreign_hosts_and_ports_are_forbidden() {
+        let g = guard(None);
+        for host in [
+            "evil.example:8080",
+            "localhost:8081",
+            "localhost",
+            "127.0.0.2:8080",
+        ] {
+            assert_eq!(
+                status(g.refusal(&headers(&[(header::HOST, host)]))),
+                Some(StatusCode::FORBIDDEN),
+                "{host}"
+            );
+        }
+        assert_eq!(
+            status(g.refusal(&HeaderMap::new())),
+            Some(StatusCode::FORBIDDEN)
+        );
+    }
+
+    #[test]
+    fn origin_must_be_absent_or_the_same() {
+        let g = guard(None);
+        let ok = headers(&[
+            (header::HOST, "localhost:8080"),
+            (header::ORIGIN, "http://localhost:8080"),
+        ]);
+        assert_eq!(status(g.refusal(&ok)), None);
+        for origin in [
+            "http://evil.example",
+            "http://127.0.0.1:8080",
+            "null",
+            "https://localhost:8080",
+        ] {
+            let h = headers(&[(header::HOST, "localhost:8080"), (header::ORIGIN, origin)]);
+            assert_eq!(
+                status(g.refusal(&h)),
+                Some(StatusCode::FORBIDDEN),
+                "{origin}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_token_is_required_when_set() {
+        let g = guard(Some("s3cret"));
+        let host = (header::HOST, "127.0.0.1:8080");
+        assert_eq!(
+            status(g.refusal(&headers(std::slice::from_ref(&host)))),
+            Some(StatusCode::UNAUTHORIZED)
+        );
+        let wrong = headers(&[host.clone(), (header::AUTHORIZATION, "Bearer nope")]);
+        assert_eq!(status(g.refusal(&wrong)), Some(StatusCode::UNAUTHORIZED));
+        let right = headers(&[host, (header::AUTHORIZATION, "Bearer s3cret")]);
+        assert_eq!(status(g.refusal(&right)), None);
+    }
+
+    #[tokio::test]
+    async fn non_loopback_binds_need_allow_remote_and_a_token() {
+        let server = || {
+            let ws = tool_core::Workspace::local(std::env::temp_dir()).unwrap();
+            let ctx = tool_core::ToolContext::new(
+                ws,
+                Arc::new(tool_core::Policy::read_only()),
+                Arc::new(tool_core::Limits::default()),
+            );
+            McpServer::new(tool_core::Stack::new(tool_core::Registry::new()), ctx)
+        };
+        let any: SocketAddr = "0.0.0.0:0".parse().unwrap();
+        for opts in [
+            HttpOptions::new(None, false),
+            HttpOptions::new(None, true),
+            HttpOptions::new(Some("t".into()), false),
+            HttpOptions::new(Some(String::new()), true),
+        ] {
+            let err = bind(server(), any, opts.clone()).await.unwrap_err();
+            assert!(
+                err.to_string().contains("--allow-remote"),
+                "{opts:?}: {err}"
+            );
+        }
+        let bound = bind(server(), any, HttpOptions::new(Some("t".into()), true))
+            .await
+            .unwrap();
+        assert_ne!(bound.local_addr().port(), 0);
+    }
+}

@@ -1,0 +1,346 @@
+//! The registry of background jobs, shared by `shell`, `job_output`, `job_kill` and `job_list`.
+//!
+//! A job's output goes into a bounded ring (the oldest bytes are dropped first); `job_output`
+//! returns what arrived since the previous poll. Jobs die with their process group and escapees
+//! on `job_kill`, at their deadline, and when the registry is dropped.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+use tool_core::ToolError;
+use tool_core::process::{ExitInfo, Killer, ProcessSpec, SandboxStatus, spawn};
+
+/// How many finished jobs are remembered for `job_output` and `job_list`.
+const KEEP_FINISHED: usize = 32;
+
+/// Bytes of a ring: the last `cap` bytes, and how many came in total.
+#[derive(Debug)]
+struct Ring {
+    buf: VecDeque<u8>,
+    cap: usize,
+    total: u64,
+}
+
+impl Ring {
+    fn push(&mut self, data: &[u8]) {
+        self.total += data.len() as u64;
+        let data = if data.len() > self.cap {
+            &data[data.len() - self.cap..]
+        } else {
+            data
+        };
+        let overflow = (self.buf.len() + data.len()).saturating_sub(self.cap);
+        self.buf.drain(..overflow);
+        self.buf.extend(data);
+    }
+
+    /// The offset of the oldest byte still held.
+    fn start(&self) -> u64 {
+        self.total - self.buf.len() as u64
+    }
+}
+
+/// How a job ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ended {
+    /// The main process exited or was killed by a signal.
+    Exited(ExitInfo),
+    /// `job_kill` (or the registry's end) stopped it.
+    Killed(ExitInfo),
+    /// Its deadline passed.
+    TimedOut(ExitInfo),
+}
+
+#[derive(Debug)]
+struct State {
+    ring: Ring,
+    ended: Option<Ended>,
+    /// The offset up to which `job_output` has returned output.
+    read: u64,
+    finished_at: Option<Instant>,
+    kill_requested: bool,
+}
+
+/// One background job.
+#[derive(Debug)]
+pub(crate) struct Job {
+    pub(crate) id: u64,
+    pub(crate) command: String,
+    pub(crate) started: Instant,
+    pub(crate) sandbox: Option<SandboxStatus>,
+    /// Shared with the output sink and the task that waits for the job.
+    state: Arc<Mutex<State>>,
+    notify: Arc<Notify>,
+    killer: Killer,
+    task: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// A snapshot of a job for the tools.
+#[derive(Debug, Clone)]
+pub(crate) struct Snapshot {
+    pub(crate) id: u64,
+    pub(crate) command: String,
+    pub(crate) ended: Option<Ended>,
+    pub(crate) runtime: Duration,
+    pub(crate) total_bytes: u64,
+    pub(crate) sandbox: Option<SandboxStatus>,
+}
+
+/// New output of a job.
+#[derive(Debug, Clone)]
+pub(crate) struct Chunk {
+    pub(crate) text: String,
+    /// Bytes that were dropped from the ring before they could be read.
+    pub(crate) dropped: u64,
+    /// Bytes still waiting (the chunk was capped).
+    pub(crate) pending: u64,
+}
+
+/// The background jobs of one tool set.
+#[derive(Debug)]
+pub struct Jobs {
+    jobs: Mutex<BTreeMap<u64, Arc<Job>>>,
+    next: Mutex<u64>,
+    max_running: usize,
+    ring_bytes: usize,
+}
+
+impl Jobs {
+    /// A registry allowing `max_running` jobs at once, each keeping its last `ring_bytes`.
+    pub fn new(max_running: usize, ring_bytes: usize) -> Jobs {
+        Jobs {
+            jobs: Mutex::new(BTreeMap::new()),
+            next: Mutex::new(1),
+            max_running,
+            ring_bytes: ring_bytes.max(1024),
+        }
+    }
+
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, BTreeMap<u64, Arc<Job>>>, ToolError> {
+        self.jobs
+            .lock()
+            .map_err(|_| ToolError::internal("the job registry lock is poisoned"))
+    }
+
+    /// Starts `spec` as a job; `deadline` kills it after that long.
+    pub(crate) fn start(
+        self: &Arc<Self>,
+        spec: ProcessSpec,
+        command: &str,
+        deadline: Option<Duration>,
+    ) -> Result<Arc<Job>, ToolError> {
+        let mut jobs = self.lock()?;
+        let running = jobs.values().filter(|j| j.ended().is_none()).count();
+        if running >= self.max_running {
+            return Err(ToolError::Failed(format!(
+                "{running} background jobs are already running, the most allowed; stop one with job_kill (see job_list) or wait for one to finish."
+            )));
+        }
+        // Forget the oldest finished jobs beyond the retention limit.
+        let finished: Vec<u64> = jobs
+            .values()
+            .filter(|j| j.ended().is_some())
+            .map(|j| j.id)
+            .collect();
+        for id in finished
+            .iter()
+            .take(finished.len().saturating_sub(KEEP_FINISHED - 1))
+        {
+            jobs.remove(id);
+        }
+        let id = {
+            let mut next = self
+                .next
+                .lock()
+                .map_err(|_| ToolError::internal("the job counter lock is poisoned"))?;
+            let id = *next;
+            *next += 1;
+            id
+        };
+        let state = Arc::new(Mutex::new(State {
+            ring: Ring {
+                buf: VecDeque::new(),
+                cap: self.ring_bytes,
+                total: 0,
+            },
+            ended: None,
+            read: 0,
+            finished_at: None,
+            kill_requested: false,
+        }));
+        let notify = Arc::new(Notify::new());
+        let sink_state = Arc::clone(&state);
+        let sink_notify = Arc::clone(&notify);
+        let mut spawned = spawn(&spec, move |bytes| {
+            if let Ok(mut s) = sink_state.lock() {
+                s.ring.push(bytes);
+            }
+            sink_notify.notify_waiters();
+        })?;
+        let job = Arc::new(Job {
+            id,
+            command: command.to_string(),
+            started: Instant::now(),
+            sandbox: spawned.sandbox().cloned(),
+            state: Arc::clone(&state),
+            notify: Arc::clone(&notify),
+            killer: spawned.killer(),
+            task: Mutex::new(None),
+        });
+        let task = tokio::spawn(async move {
+            let mut timed_out = false;
+            match deadline {
+                Some(d) => {
+                    tokio::select! {
+                        _ = spawned.wait_main() => {}
+                        () = tokio::time::sleep(d) => timed_out = true,
+                    }
+                }
+                None => {
+                    spawned.wait_main().await;
+                }
+            }
+            let info = spawned.finish().await;
+            if let Ok(mut s) = state.lock() {
+                s.ended = Some(if timed_out {
+                    Ended::TimedOut(info)
+                } else if s.kill_requested {
+                    Ended::Killed(info)
+                } else {
+                    Ended::Exited(info)
+                });
+                s.finished_at = Some(Instant::now());
+            }
+            notify.notify_waiters();
+        });
+        if let Ok(mut t) = job.task.lock() {
+            *t = Some(task);
+        }
+        jobs.insert(id, Arc::clone(&job));
+        Ok(job)
+    }
+
+    /// The job with this id.
+    pub(crate) fn get(&self, id: u64) -> Result<Arc<Job>, ToolError> {
+        self.lock()?.get(&id).cloned().ok_or_else(|| {
+            ToolError::NotFound(format!(
+                "There is no background job {id}; list the jobs with job_list."
+            ))
+        })
+    }
+
+    /// Every job, oldest first.
+    pub(crate) fn all(&self) -> Result<Vec<Arc<Job>>, ToolError> {
+        Ok(self.lock()?.values().cloned().collect())
+    }
+}
+
+impl Drop for Jobs {
+    fn drop(&mut self) {
+        if let Ok(jobs) = self.jobs.lock() {
+            for job in jobs.values() {
+                job.killer.kill();
+                if let Ok(mut t) = job.task.lock()
+                    && let Some(t) = t.take()
+                {
+                    t.abort();
+                }
+            }
+        }
+    }
+}
+
+impl Job {
+    /// How it ended, if it has.
+    pub(crate) fn ended(&self) -> Option<Ended> {
+        self.state.lock().ok().and_then(|st| st.ended)
+    }
+
+    /// A snapshot for listings.
+    pub(crate) fn snapshot(&self) -> Snapshot {
+        let (ended, total, finished_at) = self
+            .state
+            .lock()
+            .map(|st| (st.ended, st.ring.total, st.finished_at))
+            .unwrap_or((None, 0, None));
+        Snapshot {
+            id: self.id,
+            command: self.command.clone(),
+            ended,
+            runtime: finished_at.unwrap_or_else(Instant::now) - self.started,
+            total_bytes: total,
+            sandbox: self.sandbox.clone(),
+        }
+    }
+
+    /// Output since the last call (at most `max` bytes), waiting up to `wait` for some to arrive
+    /// or for the job to end.
+    pub(crate) async fn output(&self, wait: Duration, max: usize) -> Chunk {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            let notified = self.notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let Ok(st) = self.state.lock() else { break };
+                if st.ring.total > st.read || st.ended.is_some() {
+                    break;
+                }
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                break;
+            }
+        }
+        let Ok(mut st) = self.state.lock() else {
+            return Chunk {
+                text: String::new(),
+                dropped: 0,
+                pending: 0,
+            };
+        };
+        let start = st.ring.start();
+        let dropped = start.saturating_sub(st.read);
+        let from = st.read.max(start);
+        let skip = (from - start) as usize;
+        let available = st.ring.buf.len() - skip;
+        let take = available.min(max);
+        let mut bytes: Vec<u8> = st.ring.buf.iter().skip(skip).take(take).copied().collect();
+        // Do not split a character at the end; it is returned whole by the next poll.
+        if take < available
+            && let Err(e) = std::str::from_utf8(&bytes)
+            && e.error_len().is_none()
+        {
+            bytes.truncate(e.valid_up_to());
+        }
+        st.read = from + bytes.len() as u64;
+        Chunk {
+            text: String::from_utf8_lossy(&bytes).into_owned(),
+            dropped,
+            pending: (available - bytes.len()) as u64,
+        }
+    }
+
+    /// Kills the job and everything it started; waits (briefly) until it is marked as ended.
+    pub(crate) async fn kill(&self) -> Option<Ended> {
+        if let Ok(mut st) = self.state.lock()
+            && st.ended.is_none()
+        {
+            st.kill_requested = true;
+        }
+        let killer = self.killer.clone();
+        let _ = tokio::task::spawn_blocking(move || killer.kill()).await;
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
+        loop {
+            if let Some(e) = self.ended() {
+                return Some(e);
+            }
+            if tokio::time::Instant::now() > deadline {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}

@@ -1,0 +1,203 @@
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::json;
+use tool_core::process::{ProcessSpec, Sandbox, SandboxStatus, run};
+use tool_core::schemars::{self, JsonSchema};
+use tool_core::{Access, Annotations, Tool, ToolContext, ToolError, ToolOutput};
+
+use crate::Config;
+use crate::jobs::Jobs;
+use crate::plan::{Plan, plan};
+
+/// The default deadline of a foreground command.
+pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
+/// The longest deadline a command may ask for.
+pub const MAX_TIMEOUT_SECS: u64 = 600;
+/// What `Tool::timeout` adds to the command's own deadline, so that the command's timeout (which
+/// keeps the output) fires before the stack's (which does not).
+const MARGIN: Duration = Duration::from_secs(5);
+
+/// Arguments of `shell`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ShellArgs {
+    /// The command line, run by `/bin/sh -c` (POSIX sh: no bash-only syntax).
+    pub command: String,
+    /// The working directory, relative to the workspace root (default: the root).
+    pub cwd: Option<String>,
+    /// Seconds before the command and everything it started are killed: 1 to 600, default 60.
+    /// For a background job there is no deadline unless one is given.
+    #[schemars(range(min = 1, max = 600))]
+    pub timeout_secs: Option<u64>,
+    /// Run in the background and return a job id at once; read its output with job_output.
+    #[serde(default)]
+    pub background: bool,
+}
+
+/// `shell`: a policy-checked, sandboxed, timed `/bin/sh -c`.
+#[derive(Debug, Clone)]
+pub struct Shell {
+    config: Config,
+    jobs: Arc<Jobs>,
+}
+
+impl Shell {
+    /// The tool, sharing `jobs` with the job tools.
+    pub fn new(config: Config, jobs: Arc<Jobs>) -> Shell {
+        Shell { config, jobs }
+    }
+
+    fn spec(&self, plan: &Plan, args: &ShellArgs, max_output: usize) -> ProcessSpec {
+        let mut spec = ProcessSpec::new("/bin/sh", &plan.cwd)
+            .arg("-c")
+            .arg(&args.command);
+        spec.env_allow = self.config.env_allow.clone();
+        spec.env.extend(
+            [
+                // No pager, no editor, no password prompt: nothing may wait for a terminal.
+                ("PAGER", "cat"),
+                ("GIT_PAGER", "cat"),
+                ("GIT_EDITOR", "true"),
+                ("GIT_TERMINAL_PROMPT", "0"),
+                // A directory that merely looks like a bare repository (planted by a model through
+                // file writes) must not be used implicitly: its config could run programs.
+                ("GIT_CONFIG_COUNT", "1"),
+                ("GIT_CONFIG_KEY_0", "safe.bareRepository"),
+                ("GIT_CONFIG_VALUE_0", "explicit"),
+            ]
+            .map(|(k, v)| (k.to_string(), v.to_string())),
+        );
+        spec.timeout = Duration::from_secs(args.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS));
+        spec.max_output_bytes = max_output;
+        spec.mark_descendants = true;
+        if self.config.sandbox {
+            spec.sandbox = Some(Sandbox {
+                writable: plan.writable.clone(),
+                allow_network: plan.analysis.network,
+            });
+        }
+        spec
+    }
+}
+
+pub(crate) fn check_timeout(t: Option<u64>) -> Result<(), ToolError> {
+    match t {
+        Some(t) if !(1..=MAX_TIMEOUT_SECS).contains(&t) => Err(ToolError::invalid(
+            "/timeout_secs",
+            format!("timeout_secs is {t}; give a number of seconds from 1 to {MAX_TIMEOUT_SECS}"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// One line about the sandbox, shown only when it is not fully enforced.
+pub(crate) fn sandbox_note(status: Option<&SandboxStatus>, configured: bool) -> Option<String> {
+    match status {
+        None if !configured => Some(
+            "sandbox: off (switched off in the configuration); the command ran unconfined".into(),
+        ),
+        None => Some("sandbox: not applied".into()),
+        Some(s) if !s.fully_enforced() => Some(format!("sandbox: {}", s.summary())),
+        Some(_) => None,
+    }
+}
+
+#[async_trait]
+impl Tool for Shell {
+    const NAME: &'static str = "shell";
+    type Args = ShellArgs;
+
+    fn description(&self) -> String {
+        "Run a shell command with /bin/sh -c in the workspace and return its exit code and \
+         combined stdout and stderr (kept on failure; head and tail kept when longer than 64 KiB). \
+         The command is parsed and every program in it is checked against the policy: commands \
+         that cannot be fully analysed (eval, source, functions, computed program names) are \
+         refused. Writes are allowed only inside the workspace and a private temporary directory \
+         ($TMPDIR); network access only for recognised network commands the policy allows. \
+         timeout_secs (default 60, at most 600) kills the command and everything it started; \
+         a timed-out command returns the output so far with `killed after N s`. With \
+         background=true, returns a job id at once: poll it with job_output, stop it with \
+         job_kill, list jobs with job_list."
+            .into()
+    }
+
+    fn annotations(&self) -> Annotations {
+        Annotations::DESTRUCTIVE.open_world(true)
+    }
+
+    fn access(&self, ctx: &ToolContext, args: &Self::Args) -> Result<Vec<Access>, ToolError> {
+        check_timeout(args.timeout_secs)?;
+        Ok(plan(ctx, &self.config, &args.command, args.cwd.as_deref())?.accesses)
+    }
+
+    fn timeout(&self, args: &Self::Args) -> Option<Duration> {
+        if args.background {
+            // Starting a job takes no time; the job's own deadline is separate.
+            return Some(Duration::from_secs(30));
+        }
+        Some(Duration::from_secs(args.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS)) + MARGIN)
+    }
+
+    async fn call(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
+        check_timeout(args.timeout_secs)?;
+        let plan = plan(ctx, &self.config, &args.command, args.cwd.as_deref())?;
+        // Leave room for the status lines within the stack's output limit.
+        let max_output = ctx.limits.max_output_bytes.saturating_sub(512).max(1024);
+        let spec = self.spec(&plan, &args, max_output);
+        let programs = plan.analysis.programs();
+        let risk = plan.analysis.risk;
+
+        if args.background {
+            let deadline = args.timeout_secs.map(Duration::from_secs);
+            let job = self.jobs.start(spec, &args.command, deadline)?;
+            let mut text = format!(
+                "started background job {}; read its output with job_output {{\"job_id\": {}}}, stop it with job_kill",
+                job.id, job.id
+            );
+            if let Some(note) = sandbox_note(job.sandbox.as_ref(), self.config.sandbox) {
+                text.push('\n');
+                text.push_str(&note);
+            }
+            return Ok(ToolOutput::text(text).with_structured(json!({
+                "job_id": job.id,
+                "background": true,
+                "sandbox": job.sandbox,
+                "programs": programs,
+                "risk": risk,
+            })));
+        }
+
+        let out = run(spec, ctx).await?;
+        let secs = args.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS);
+        let mut text = if out.timed_out {
+            format!("killed after {secs} s (timeout); output so far:\n")
+        } else {
+            match (out.exit_code, out.signal) {
+                (Some(code), _) => format!("exit code {code}\n"),
+                (None, Some(sig)) => format!("killed by signal {sig}\n"),
+                (None, None) => "exit status unknown\n".to_string(),
+            }
+        };
+        if let Some(note) = sandbox_note(out.sandbox.as_ref(), self.config.sandbox) {
+            text.push_str(&note);
+            text.push('\n');
+        }
+        text.push_str(&out.output);
+        let mut result = ToolOutput::text(text).with_structured(json!({
+            "exit_code": out.exit_code,
+            "signal": out.signal,
+            "timed_out": out.timed_out,
+            "duration_ms": out.duration.as_millis() as u64,
+            "total_bytes": out.total_bytes,
+            "sandbox": out.sandbox,
+            "escapees_killed": out.escapees_killed,
+            "programs": programs,
+            "risk": risk,
+        }));
+        result.truncated = out.truncated;
+        Ok(result)
+    }
+}

@@ -1,0 +1,3 @@
+//! The integration tests of tools-shell: one binary, one module per concern.
+
+mod suite;

@@ -1,0 +1,131 @@
+//! Shared fixtures: a temp-dir workspace beside an "outside" directory, a stack with the shell
+//! tools registered, and helpers to call them and to watch processes.
+
+mod exec;
+mod hostile;
+mod jobs;
+mod sandbox;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tempfile::TempDir;
+use tool_core::{Limits, Policy, Registry, Stack, ToolContext, ToolError, ToolOutput, Workspace};
+
+/// `base/ws` is the workspace; `base/outside` is a directory no command may write to.
+pub(crate) struct Fixture {
+    _dir: TempDir,
+    pub(crate) root: PathBuf,
+    pub(crate) outside: PathBuf,
+    pub(crate) stack: Stack,
+}
+
+impl Fixture {
+    pub(crate) fn new() -> Fixture {
+        Fixture::with_config(&tools_shell::Config::default())
+    }
+
+    pub(crate) fn with_config(config: &tools_shell::Config) -> Fixture {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let base = std::fs::canonicalize(dir.path()).expect("canonicalize");
+        let root = base.join("ws");
+        let outside = base.join("outside");
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(root.join("f.txt"), "alpha beta\ngamma delta\n").unwrap();
+        std::fs::write(root.join("list"), "a\nb\n").unwrap();
+        let mut r = Registry::new();
+        r.register_all(tools_shell::tools(config)).unwrap();
+        Fixture {
+            _dir: dir,
+            root,
+            outside,
+            stack: Stack::new(r),
+        }
+    }
+
+    pub(crate) fn ctx(&self, policy: Policy) -> ToolContext {
+        ToolContext::new(
+            Workspace::local(&self.root).expect("workspace"),
+            Arc::new(policy),
+            Arc::new(Limits::default()),
+        )
+    }
+
+    /// Calls `tool` with JSON arguments under `policy`.
+    pub(crate) async fn call(
+        &self,
+        policy: Policy,
+        tool: &str,
+        args: serde_json::Value,
+    ) -> Result<ToolOutput, ToolError> {
+        self.stack
+            .call_json(tool, &args.to_string(), self.ctx(policy).for_call())
+            .await
+    }
+
+    /// Runs `command` with the shell under `policy`.
+    pub(crate) async fn sh(&self, policy: Policy, command: &str) -> Result<ToolOutput, ToolError> {
+        self.call(policy, "shell", serde_json::json!({ "command": command }))
+            .await
+    }
+
+    pub(crate) fn path(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+}
+
+/// The state letter of `pid`, if it exists.
+pub(crate) fn state(pid: i32) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .map(str::to_string)
+}
+
+/// Waits (briefly) for `pid` to die and to be reaped: no zombie may be left either.
+pub(crate) fn assert_gone(pid: i32, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while let Some(s) = state(pid) {
+        assert!(
+            Instant::now() < deadline,
+            "{what} (pid {pid}) is still there in state {s}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+pub(crate) fn read_pid(path: &Path) -> i32 {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        if let Ok(s) = std::fs::read_to_string(path)
+            && let Ok(pid) = s.trim().parse()
+        {
+            return pid;
+        }
+        assert!(Instant::now() < deadline, "no pid in {}", path.display());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The text of a successful call.
+pub(crate) fn text(r: &Result<ToolOutput, ToolError>) -> String {
+    match r {
+        Ok(o) => o.joined_text(),
+        Err(e) => panic!("expected output, got error: {e}"),
+    }
+}
+
+/// Like [`assert_gone`], but lets the runtime run meanwhile (aborted tasks drop their children).
+pub(crate) async fn assert_gone_async(pid: i32, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while let Some(s) = state(pid) {
+        assert!(
+            Instant::now() < deadline,
+            "{what} (pid {pid}) is still there in state {s}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
