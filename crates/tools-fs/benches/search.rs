@@ -16,6 +16,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -144,6 +145,38 @@ fn main() {
             ]
         }),
     });
+
+    // Paging from the middle of a 1 GB file: file_read scans to the line and returns one page,
+    // never the whole file; sed stopping after the page is the reference.
+    let big_dir = bench_dir.join("big");
+    match ensure_big_file(&big_dir) {
+        Ok(lines) => {
+            let start = lines / 2;
+            let end = start + 1999;
+            let args = format!(r#"{{"path":"big.txt","offset":{start},"limit":2000}}"#);
+            rows.push(Row {
+                label: format!("file_read 2,000 lines at line {start} of a 1 GB file"),
+                ours: vec![
+                    toolshed.display().to_string(),
+                    "call".into(),
+                    "file_read".into(),
+                    args,
+                    "--workspace".into(),
+                    big_dir.display().to_string(),
+                    "--config".into(),
+                    config.display().to_string(),
+                ],
+                ref_name: "sed -n 'A,Bp;Bq'".into(),
+                reference: Some(vec![
+                    "sed".into(),
+                    "-n".into(),
+                    format!("{start},{end}p;{end}q"),
+                    big_dir.join("big.txt").display().to_string(),
+                ]),
+            });
+        }
+        Err(e) => println!("search bench: skipping the 1 GB file_read row: {e}"),
+    }
 
     let mut table = String::new();
     table.push_str(&format!(
@@ -359,4 +392,27 @@ fn source_file(d: usize, f: usize, seed: &mut u64) -> String {
         }
     }
     s
+}
+
+/// A 1 GB file of numbered 80-byte lines (made once); returns its line count.
+fn ensure_big_file(dir: &Path) -> std::io::Result<u64> {
+    const LINE: usize = 80;
+    const LINES: u64 = 1_000_000_000 / LINE as u64;
+    let path = dir.join("big.txt");
+    if std::fs::metadata(&path).map(|m| m.len()).ok() == Some(LINES * LINE as u64) {
+        return Ok(LINES);
+    }
+    std::fs::create_dir_all(dir)?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&path)?);
+    for i in 0..LINES {
+        let head = format!("line {i:>12} ");
+        let pad = LINE - 1 - head.len();
+        out.write_all(head.as_bytes())?;
+        out.write_all(
+            &b"abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123456789"[..pad],
+        )?;
+        out.write_all(b"\n")?;
+    }
+    out.flush()?;
+    Ok(LINES)
 }

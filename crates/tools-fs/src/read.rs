@@ -155,7 +155,7 @@ fn read_capped_line(
 }
 
 fn memchr_newline(buf: &[u8]) -> Option<usize> {
-    buf.iter().position(|b| *b == b'\n')
+    memchr::memchr(b'\n', buf)
 }
 
 fn read_text(
@@ -180,20 +180,35 @@ fn read_text(
     let cap = MAX_LINE_CHARS * 4 + 4;
     let mut line = Vec::new();
     let mut lineno = 0u64;
-    while lineno + 1 < start {
-        match read_capped_line(&mut reader, &mut line, 0).map_err(|e| io_err(path, e))? {
-            Some(_) => lineno += 1,
-            None => {
-                return Err(ToolError::invalid(
-                    "/offset",
-                    format!(
-                        "{path} has only {lineno} lines, so offset {start} is past the end; read from offset 1"
-                    ),
-                ));
+    // Skip to the first wanted line a buffer at a time (memchr), never holding more than one.
+    let wanted = start - 1;
+    let mut partial = false;
+    while lineno < wanted {
+        let buf = reader.fill_buf().map_err(|e| io_err(path, e))?;
+        if buf.is_empty() {
+            // A last line without a newline counts as a line too.
+            let lines = lineno + u64::from(partial);
+            return Err(ToolError::invalid(
+                "/offset",
+                format!(
+                    "{path} has only {lines} lines, so offset {start} is past the end; read from offset 1"
+                ),
+            ));
+        }
+        partial = buf.last() != Some(&b'\n');
+        let need = (wanted - lineno) as usize;
+        let mut consumed = buf.len();
+        let mut seen = 0usize;
+        for pos in memchr::memchr_iter(b'\n', buf) {
+            seen += 1;
+            if seen == need {
+                consumed = pos + 1;
+                break;
             }
         }
+        lineno += seen as u64;
+        reader.consume(consumed);
     }
-
     let mut out = String::new();
     let mut shown = 0u64;
     let mut cut_lines = 0u64;

@@ -151,3 +151,31 @@ async fn one_huge_line_is_cut_not_loaded() {
     .unwrap();
     assert_eq!(out.joined_text(), "2\tsecond line\n");
 }
+
+/// Paging arithmetic at the end of a file without a final newline.
+#[tokio::test]
+async fn paging_at_the_end_of_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("t.txt"), "a\nb").unwrap();
+    let ws = Workspace::local(dir.path()).unwrap();
+    let s = stack();
+    let cases: Vec<(u64, Result<&str, &str>)> = vec![
+        (1, Ok("1\ta\n2\tb\n")),
+        (2, Ok("2\tb\n")),
+        (3, Err("has only 2 lines")),
+    ];
+    for (offset, want) in cases {
+        let got = call(
+            &s,
+            &ws,
+            "file_read",
+            json!({"path": "t.txt", "offset": offset}),
+        )
+        .await;
+        match (got, want) {
+            (Ok(out), Ok(text)) => assert_eq!(out.joined_text(), text, "offset {offset}"),
+            (Err(e), Err(msg)) => assert!(e.to_string().contains(msg), "offset {offset}: {e}"),
+            (g, w) => panic!("offset {offset}: got {g:?}, want {w:?}"),
+        }
+    }
+}
