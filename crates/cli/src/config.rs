@@ -24,6 +24,23 @@ pub struct Config {
     /// The shell tools.
     #[serde(default)]
     pub shell: ShellConfig,
+    /// Other MCP servers whose tools are imported as `name__tool` (stdio transport).
+    #[serde(default)]
+    pub mcp_servers: BTreeMap<String, McpServerConfig>,
+}
+
+/// `[mcp_servers.NAME]`: a server started as a child process and spoken to over stdio.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerConfig {
+    /// The program.
+    pub command: String,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Environment variables set for it.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
 }
 
 /// `[shell]`.

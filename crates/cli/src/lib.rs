@@ -20,6 +20,33 @@ pub fn registry_with(config: &config::Config) -> Result<Registry> {
     Ok(registry)
 }
 
+/// Starts the MCP servers of `[mcp_servers]` and adds their tools (`name__tool`) to `registry`.
+/// Each imported tool is open-world and declares a network access, so supervised mode asks.
+pub async fn import_mcp_servers(config: &config::Config, registry: &mut Registry) -> Result<()> {
+    for (name, server) in &config.mcp_servers {
+        let env: Vec<(String, String)> = server
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let remote = toolshed_mcp::remote::RemoteServer::spawn(
+            name,
+            &server.command,
+            &server.args,
+            &env,
+            None,
+        )
+        .await
+        .map_err(|e| anyhow::anyhow!("mcp_servers.{name}: {e}"))?;
+        let tools = remote
+            .tools()
+            .await
+            .map_err(|e| anyhow::anyhow!("mcp_servers.{name}: {e}"))?;
+        registry.register_all(tools)?;
+    }
+    Ok(())
+}
+
 /// Every seed-compatible alias this build knows.
 pub fn aliases() -> Vec<Alias> {
     [tools_fs::ALIASES, tools_git::ALIASES, tools_shell::ALIASES].concat()

@@ -150,7 +150,8 @@ async fn run(cli: Cli) -> Result<ExitCode> {
         Command::Tools { format } => {
             let (config, _) = Config::load(cli.config.as_deref(), &cli.workspace)?;
             let profile = cli.profile.or(config.profile.clone());
-            let registry = toolshed_cli::registry_for(&config, profile.as_deref())?;
+            let mut registry = toolshed_cli::registry_for(&config, profile.as_deref())?;
+            toolshed_cli::import_mcp_servers(&config, &mut registry).await?;
             print_tools(&registry, format)?;
             Ok(ExitCode::SUCCESS)
         }
@@ -178,7 +179,8 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 cli.profile,
                 yes,
                 interactive,
-            )?;
+            )
+            .await?;
             let result = session.call(&tool, &raw).await;
             Ok(report(result, json))
         }
@@ -196,7 +198,7 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    pub(crate) fn open(
+    pub(crate) async fn open(
         workspace: &Path,
         config: Option<&Path>,
         profile: Option<String>,
@@ -214,7 +216,8 @@ impl Session {
         };
         let (config, _) = Config::load(config, &config_dir)?;
         let profile = profile.or(config.profile.clone());
-        let registry = toolshed_cli::registry_for(&config, profile.as_deref())?;
+        let mut registry = toolshed_cli::registry_for(&config, profile.as_deref())?;
+        toolshed_cli::import_mcp_servers(&config, &mut registry).await?;
         let policy = config.policy()?;
         let limits = config.limits();
         let ws = match &sqlite {

@@ -15,8 +15,8 @@ use crate::Session;
 #[derive(Debug, clap::Args)]
 pub(crate) struct McpArgs {
     /// Serve streamable HTTP on ADDR (such as 127.0.0.1:8765; port 0 picks a free one) instead
-    /// of stdio. The endpoint is http://ADDR/mcp; only loopback Host and Origin headers are
-    /// accepted.
+    /// of stdio. The endpoint is http://ADDR/mcp. Requests must name a loopback Host with the
+    /// bound port (any Host with --allow-remote) and carry no Origin or a same-origin one.
     #[arg(long, value_name = "ADDR", value_parser = parse_addr)]
     http: Option<SocketAddr>,
     /// Allow --http on a non-loopback address; requires --token.
@@ -56,7 +56,7 @@ pub(crate) async fn run(
     args: McpArgs,
 ) -> Result<ExitCode> {
     // Not interactive and no --yes: approvals go through MCP elicitation or are refused.
-    let Session { stack, ctx } = Session::open(workspace, config, profile, false, false)?;
+    let Session { stack, ctx } = Session::open(workspace, config, profile, false, false).await?;
     let stack = match &args.tools {
         Some(names) => restrict(stack, names, &ctx)?,
         None => stack,

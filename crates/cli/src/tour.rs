@@ -38,11 +38,7 @@ const STEPS: &[(&str, &str, &str)] = &[
         "git_operations",
         r#"{"operation": "init"}"#,
     ),
-    (
-        "",
-        "git_operations",
-        r#"{"operation": "status"}"#,
-    ),
+    ("", "git_operations", r#"{"operation": "status"}"#),
     (
         "A refusal: every command in a pipeline or substitution is checked, not just the first:",
         "shell",
@@ -70,7 +66,7 @@ pub(crate) async fn run() -> Result<ExitCode> {
         .prefix("toolshed-tour-")
         .tempdir()
         .context("cannot create a temporary workspace for the tour")?;
-    let session = Session::open(dir.path(), None, None, false, false)?;
+    let session = Session::open(dir.path(), None, None, false, false).await?;
     println!(
         "Toolshed tour — a temporary workspace at {}\n",
         dir.path().display()

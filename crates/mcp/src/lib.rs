@@ -11,16 +11,23 @@
 //!   `kind: sentence`, so the model can read it; only an unknown tool name is a protocol error
 //!   (`-32602`), as the specification asks;
 //! - when the policy says *Ask*, the client is asked through elicitation if it declared the
-//!   capability; otherwise the call fails with `needs_approval`. Nothing is approved silently;
+//!   capability (an `elicitation/create` request; on protocol 2026-07-28, which forbids
+//!   server-to-client requests, an `InputRequiredResult` whose answer counts once, for a retry
+//!   of the same call); otherwise the call fails with `needs_approval`. Nothing is approved
+//!   silently;
 //! - `notifications/cancelled` cancels the running call; a progress token turns the tool's
 //!   output events into rate-limited `notifications/progress`; `logging/setLevel` opts in to
 //!   one `notifications/message` per finished call (its audit record).
 //!
 //! [`serve_stdio`] and [`http::serve`] run it over stdio and streamable HTTP.
+//!
+//! [`remote::RemoteServer`] goes the other way: it imports another MCP server's tools as
+//! `server__tool`, open-world tools the policy asks about.
 
 mod approve;
 pub mod http;
 mod progress;
+pub mod remote;
 mod server;
 
 pub use server::{McpServer, serve_stdio};

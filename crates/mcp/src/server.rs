@@ -326,9 +326,9 @@ pub(crate) fn failure(error: &ToolError) -> CallToolResult {
     let message = match error {
         // tool-core's sentence speaks of `--yes`, which an MCP client has no way to pass.
         ToolError::NeedsApproval(request) => format!(
-            "`{}` needs approval ({}): {}. This MCP client cannot be asked (it did not declare \
-             the elicitation capability); allow the call with a rule in toolshed.toml \
-             ([policy.rules]), or use a client that supports elicitation.",
+            "`{}` needs approval ({}): {}. No one could be asked through this MCP client (it \
+             does not support elicitation, or the request failed); allow the call with a rule \
+             in toolshed.toml ([policy.rules]), or use a client that supports elicitation.",
             request.tool,
             request.reason,
             request.summary.join("; ")

@@ -346,3 +346,63 @@ fn sqlite_workspace_round_trip() {
     let o = run(&["call", "file_read", r#"{"path":"../etc/passwd"}"#, "--json"]);
     assert_eq!(json(&o)["error"]["kind"], "denied");
 }
+
+/// `[mcp_servers]`: another MCP server's tools (here, a second toolshed serving one tool) are
+/// imported as `name__tool`, asked about in supervised mode, and run with approval.
+#[test]
+fn imported_mcp_tools_run_under_our_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    let other = tempfile::tempdir().unwrap();
+    fs::write(other.path().join("far.txt"), "from the other server\n").unwrap();
+    let bin = env!("CARGO_BIN_EXE_toolshed");
+    fs::write(
+        ws.join("toolshed.toml"),
+        format!(
+            "[mcp_servers.peer]\ncommand = \"{bin}\"\nargs = [\"--workspace\", \"{}\", \"mcp\", \"--tools\", \"file_read\"]\n",
+            other.path().display()
+        ),
+    )
+    .unwrap();
+    let o = toolshed(ws, &["tools", "--format", "json"], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let names: Vec<String> = json(&o)
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(names.contains(&"peer__file_read".to_string()), "{names:?}");
+    // Open-world tools ask in supervised mode; nobody can be asked here.
+    let o = toolshed(
+        ws,
+        &["call", "peer__file_read", r#"{"path":"far.txt"}"#, "--json"],
+        None,
+    );
+    assert_eq!(
+        json(&o)["error"]["kind"],
+        "needs_approval",
+        "{}",
+        stdout(&o)
+    );
+    let o = toolshed(
+        ws,
+        &["call", "peer__file_read", r#"{"path":"far.txt"}"#, "--yes"],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("from the other server"));
+    // The remote server's own confinement still holds, and its refusal comes back as an error.
+    let o = toolshed(
+        ws,
+        &[
+            "call",
+            "peer__file_read",
+            r#"{"path":"../x"}"#,
+            "--yes",
+            "--json",
+        ],
+        None,
+    );
+    assert_eq!(json(&o)["ok"], false, "{}", stdout(&o));
+}

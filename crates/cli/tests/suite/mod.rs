@@ -1,5 +1,6 @@
 mod call;
 mod commands;
+mod mcp;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
