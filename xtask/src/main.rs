@@ -22,8 +22,11 @@ Tasks:
                   Installs cargo-deny if missing; set XTASK_SKIP_DENY=1 to skip that step.
   docs [--check]  Regenerate docs/tools.md from `toolshed tools --format json`;
                   with --check, fail if the committed file is out of date.
-  bench [NAME]    Run `cargo bench --workspace`, or only the benchmarks of one crate
-                  (`cargo xtask bench core` runs `cargo bench -p tool-core`).
+  bench [NAME]    Run `cargo bench --workspace`, or one benchmark:
+                  core   per-call overhead of the stack (criterion)
+                  fs     grep / find_files / paging against rg and fd on a 50,000-file tree
+                  shell  shell overhead against a bare spawn; git against mcp-server-git
+                  mcp    `toolshed mcp` against @modelcontextprotocol/server-filesystem
   help            Print this message.
 ";
 

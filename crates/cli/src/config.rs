@@ -55,6 +55,8 @@ pub struct ShellConfig {
     pub sandbox: Option<bool>,
     /// Without the sandbox, let low-risk commands run without asking (false).
     pub allow_unsandboxed: Option<bool>,
+    /// The most processes and threads one command may have at once (512); contains fork bombs.
+    pub max_processes: Option<u32>,
 }
 
 /// `[policy]`.
@@ -201,6 +203,9 @@ impl Config {
         }
         if let Some(v) = s.allow_unsandboxed {
             c.allow_unsandboxed = v;
+        }
+        if let Some(v) = s.max_processes {
+            c.max_processes = Some(v);
         }
         c
     }

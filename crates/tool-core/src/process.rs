@@ -2,14 +2,17 @@
 //! bounded output, and the whole group killed on timeout, cancellation or drop — together with
 //! descendants that left the group (`setsid`, double forks), found through `/proc` with Toolshed
 //! as their subreaper (module `contain`). On Linux a child can also run in an OS
-//! sandbox ([`Sandbox`]): Landlock for writes, seccomp for network sockets.
+//! sandbox ([`Sandbox`]): Landlock for writes, seccomp for network sockets. A run can be capped
+//! to a number of processes ([`ProcessSpec::max_processes`]): a per-run pids cgroup where one is
+//! writable, else RLIMIT_NPROC, and the result ([`PidsStatus`]) says which.
 
 mod contain;
+mod pids;
 mod sandbox;
 
+pub use pids::PidsStatus;
 pub use sandbox::{Sandbox, SandboxStatus, probe as probe_sandbox};
 
-use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
@@ -25,6 +28,10 @@ use self::contain::Containment;
 use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::output::Truncation;
+
+/// Bytes of a run's output sent to the context's event sink as they arrive; the rest is only
+/// captured (head + tail) and counted.
+pub const STREAM_LIMIT: u64 = 4 * 1024 * 1024;
 
 /// Environment variables a child inherits unless configured otherwise.
 pub const DEFAULT_ENV_ALLOW: &[&str] = &[
@@ -53,6 +60,12 @@ pub struct ProcessSpec {
     /// Give the child a marker variable (`TOOLSHED_RUN=…`) so that descendants which leave the
     /// process group and the process tree are still found and killed at the end.
     pub mark_descendants: bool,
+    /// The most tasks (processes and threads) the run may have at once: a fork bomb stops
+    /// there. `None` sets no limit.
+    pub max_processes: Option<u32>,
+    /// Enforce `max_processes` with a per-run pids cgroup when one is writable (true), or go
+    /// straight to RLIMIT_NPROC (false).
+    pub pids_cgroup: bool,
 }
 
 impl ProcessSpec {
@@ -68,6 +81,8 @@ impl ProcessSpec {
             max_output_bytes: 64 * 1024,
             sandbox: None,
             mark_descendants: false,
+            max_processes: None,
+            pids_cgroup: true,
         }
     }
 
@@ -99,6 +114,8 @@ pub struct ProcessOutput {
     pub sandbox: Option<SandboxStatus>,
     /// Processes outside the process group (`setsid` escapees) killed at the end.
     pub escapees_killed: usize,
+    /// How the number of processes was limited, when a limit was asked for.
+    pub pids: Option<PidsStatus>,
 }
 
 impl ProcessOutput {
@@ -108,13 +125,100 @@ impl ProcessOutput {
     }
 }
 
+/// The last `capacity` bytes of a stream and how many came in total: fixed memory, and a
+/// push costs at most two slice copies however much arrives (a 1 GB flood is 1 GB of memcpy
+/// into the same buffer, not a growing queue).
+#[derive(Debug, Clone)]
+pub struct ByteRing {
+    /// Grows up to `cap`, then wraps; while it grows, `head` is 0.
+    buf: Vec<u8>,
+    /// The index of the oldest byte once the buffer is full.
+    head: usize,
+    cap: usize,
+    total: u64,
+}
+
+impl ByteRing {
+    /// An empty ring keeping at most `capacity` bytes (memory is taken as bytes arrive).
+    pub fn new(capacity: usize) -> ByteRing {
+        ByteRing {
+            buf: Vec::new(),
+            head: 0,
+            cap: capacity,
+            total: 0,
+        }
+    }
+
+    /// Appends `data`, dropping the oldest bytes beyond the capacity.
+    pub fn push(&mut self, mut data: &[u8]) {
+        self.total += data.len() as u64;
+        if data.len() >= self.cap {
+            self.buf.clear();
+            self.buf.extend_from_slice(&data[data.len() - self.cap..]);
+            self.head = 0;
+            return;
+        }
+        if self.buf.len() < self.cap {
+            let n = (self.cap - self.buf.len()).min(data.len());
+            self.buf.extend_from_slice(&data[..n]);
+            data = &data[n..];
+        }
+        while !data.is_empty() {
+            let n = (self.cap - self.head).min(data.len());
+            self.buf[self.head..self.head + n].copy_from_slice(&data[..n]);
+            self.head = (self.head + n) % self.cap;
+            data = &data[n..];
+        }
+    }
+
+    /// Bytes held.
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Whether nothing is held.
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+
+    /// Bytes pushed in total.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// The stream offset of the oldest byte held.
+    pub fn start(&self) -> u64 {
+        self.total - self.buf.len() as u64
+    }
+
+    /// `len` bytes beginning `skip` bytes after the oldest one held (clamped to what is held).
+    pub fn copy_range(&self, skip: usize, len: usize) -> Vec<u8> {
+        let n = self.buf.len();
+        let skip = skip.min(n);
+        let len = len.min(n - skip);
+        let mut out = Vec::with_capacity(len);
+        if len == 0 {
+            return out;
+        }
+        let from = (self.head + skip) % n;
+        let first = (n - from).min(len);
+        out.extend_from_slice(&self.buf[from..from + first]);
+        out.extend_from_slice(&self.buf[..len - first]);
+        out
+    }
+
+    /// Everything held, oldest first.
+    pub fn to_vec(&self) -> Vec<u8> {
+        self.copy_range(0, self.buf.len())
+    }
+}
+
 /// Head + tail capture with a fixed memory bound.
 #[derive(Debug)]
 pub(crate) struct Capture {
     head: Vec<u8>,
-    tail: VecDeque<u8>,
+    tail: ByteRing,
     head_cap: usize,
-    tail_cap: usize,
     total: u64,
 }
 
@@ -122,9 +226,8 @@ impl Capture {
     pub(crate) fn new(max: usize) -> Self {
         Capture {
             head: Vec::new(),
-            tail: VecDeque::new(),
+            tail: ByteRing::new(max - max / 2),
             head_cap: max / 2,
-            tail_cap: max - max / 2,
             total: 0,
         }
     }
@@ -136,23 +239,14 @@ impl Capture {
             self.head.extend_from_slice(&data[..n]);
             data = &data[n..];
         }
-        // With no room for a tail (a limit of 0), the rest is only counted: the old byte loop
-        // popped from an empty queue and then grew without bound.
-        if data.len() >= self.tail_cap {
-            self.tail.clear();
-            self.tail.extend(&data[data.len() - self.tail_cap..]);
-        } else {
-            let overflow = (self.tail.len() + data.len()).saturating_sub(self.tail_cap);
-            self.tail.drain(..overflow);
-            self.tail.extend(data);
-        }
+        self.tail.push(data);
     }
 
     pub(crate) fn finish(self) -> (String, Option<Truncation>) {
         let kept = (self.head.len() + self.tail.len()) as u64;
         if kept == self.total {
             let mut all = self.head;
-            all.extend(self.tail);
+            all.extend_from_slice(&self.tail.to_vec());
             return (String::from_utf8_lossy(&all).into_owned(), None);
         }
         // Drop a character the head cut in two, so it does not end in U+FFFD.
@@ -163,7 +257,7 @@ impl Capture {
             head_bytes.truncate(e.valid_up_to());
         }
         let head = String::from_utf8_lossy(&head_bytes).into_owned();
-        let tail_bytes: Vec<u8> = self.tail.into_iter().collect();
+        let tail_bytes: Vec<u8> = self.tail.to_vec();
         // Skip continuation bytes so the tail starts on a character.
         let start = tail_bytes
             .iter()
@@ -216,6 +310,7 @@ pub struct Spawned {
     readers: Vec<JoinHandle<()>>,
     tracker: JoinHandle<()>,
     sandbox: Option<SandboxStatus>,
+    pids: Option<PidsStatus>,
     /// Removed (with its contents) when the child is done.
     private_tmp: Option<PathBuf>,
     pid: Option<u32>,
@@ -251,20 +346,15 @@ fn next_marker() -> String {
     )
 }
 
-/// Starts a program in its own process group with a scrubbed environment and closed stdin, and
-/// calls `sink` with every chunk of stdout and stderr as it arrives.
-///
-/// The child is killed (with its group and escapees) when the returned [`Spawned`] is dropped.
-pub fn spawn(
+/// The command for `spec`, with the child hooks installed (pids containment first: the
+/// cgroup is joined before anything else runs in the child).
+fn command(
     spec: &ProcessSpec,
-    sink: impl Fn(&[u8]) + Send + Sync + 'static,
-) -> Result<Spawned, ToolError> {
-    let subreaper = contain::ensure_subreaper();
-    if !subreaper {
-        tracing::debug!(
-            "could not become a child subreaper; escapees are found while tracked only"
-        );
-    }
+    marker: Option<&str>,
+    private_tmp: Option<&std::path::Path>,
+    sandbox: Option<&sandbox::Prepared>,
+    pids: Option<&pids::Prepared>,
+) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new(&spec.program);
     cmd.args(&spec.args)
         .current_dir(&spec.cwd)
@@ -282,35 +372,89 @@ pub fn spawn(
     for (k, v) in &spec.env {
         cmd.env(k, v);
     }
-    let marker = spec.mark_descendants.then(next_marker);
-    if let Some(m) = &marker
+    if let Some(m) = marker
         && let Some((k, v)) = m.split_once('=')
     {
         cmd.env(k, v);
     }
-    let mut private_tmp = None;
-    let mut prepared = None;
-    if let Some(sandbox) = &spec.sandbox {
-        let mut sandbox = sandbox.clone();
-        if let Some(tmp) = make_private_tmp() {
-            cmd.env("TMPDIR", &tmp);
-            sandbox.writable.push(tmp.clone());
-            private_tmp = Some(tmp);
-        }
-        let p = sandbox::prepare(&sandbox);
-        #[cfg(target_os = "linux")]
-        {
-            // SAFETY: see `Prepared::child_hook`: only raw syscalls on data prepared before
-            // the fork run in the child; no allocation, no locks.
-            #[allow(unsafe_code)]
-            unsafe {
-                cmd.pre_exec(p.child_hook());
-            }
-        }
-        prepared = Some(p);
+    if let Some(tmp) = private_tmp {
+        cmd.env("TMPDIR", tmp);
     }
+    if let Some(p) = pids {
+        // SAFETY: see `pids::Prepared::child_hook`: one write on a descriptor opened before the
+        // fork, or one setrlimit; no allocation, no locks.
+        #[allow(unsafe_code)]
+        unsafe {
+            cmd.pre_exec(p.child_hook());
+        }
+    }
+    #[cfg(target_os = "linux")]
+    if let Some(p) = sandbox {
+        // SAFETY: see `Prepared::child_hook`: only raw syscalls on data prepared before
+        // the fork run in the child; no allocation, no locks.
+        #[allow(unsafe_code)]
+        unsafe {
+            cmd.pre_exec(p.child_hook());
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = sandbox;
+    cmd
+}
+
+/// Starts a program in its own process group with a scrubbed environment and closed stdin, and
+/// calls `sink` with every chunk of stdout and stderr as it arrives.
+///
+/// The child is killed (with its group and escapees) when the returned [`Spawned`] is dropped.
+pub fn spawn(
+    spec: &ProcessSpec,
+    sink: impl Fn(&[u8]) + Send + Sync + 'static,
+) -> Result<Spawned, ToolError> {
+    let subreaper = contain::ensure_subreaper();
+    if !subreaper {
+        tracing::debug!(
+            "could not become a child subreaper; escapees are found while tracked only"
+        );
+    }
+    let marker = spec.mark_descendants.then(next_marker);
+    let private_tmp = spec.sandbox.as_ref().and_then(|_| make_private_tmp());
+    let prepared = spec.sandbox.as_ref().map(|sandbox| {
+        let mut sandbox = sandbox.clone();
+        if let Some(tmp) = &private_tmp {
+            sandbox.writable.push(tmp.clone());
+        }
+        sandbox::prepare(&sandbox)
+    });
+    let mut pids = spec
+        .max_processes
+        .map(|max| pids::prepare(max, spec.pids_cgroup));
     let started = Instant::now();
-    let mut child = cmd.spawn().map_err(|e| {
+    let spawn_with = |pids: Option<&pids::Prepared>| {
+        command(
+            spec,
+            marker.as_deref(),
+            private_tmp.as_deref(),
+            prepared.as_ref(),
+            pids,
+        )
+        .spawn()
+    };
+    let mut result = spawn_with(pids.as_ref());
+    if let Err(e) = &result
+        && let Some(max) = spec.max_processes
+        && pids.as_ref().is_some_and(|p| p.cgroup.is_some())
+    {
+        // Joining the cgroup is the one step the parent cannot try first. If the start works
+        // without it, it was the cause: say so and fall back. If not, the error is the
+        // program's own.
+        let fallback = pids::fallback(max, format!("joining the pids cgroup failed: {e}"));
+        let retry = spawn_with(Some(&fallback));
+        if retry.is_ok() {
+            pids = Some(fallback);
+            result = retry;
+        }
+    }
+    let mut child = result.map_err(|e| {
         if let Some(tmp) = &private_tmp {
             let _ = std::fs::remove_dir_all(tmp);
         }
@@ -321,8 +465,12 @@ pub fn spawn(
     })?;
     // The ruleset descriptor is no longer needed once the child has exec'd.
     let sandbox = prepared.map(|p| p.status.clone());
+    let (pids_status, cgroup) = match pids {
+        Some(p) => (Some(p.status.clone()), p.into_cgroup()),
+        None => (None, None),
+    };
     let pid = child.id();
-    let contain = Containment::new(pid.map(|p| p as i32).unwrap_or(-1), marker);
+    let contain = Containment::new(pid.map(|p| p as i32).unwrap_or(-1), marker, cgroup);
     let weak = Arc::downgrade(&contain);
     let tracker = tokio::spawn(async move {
         loop {
@@ -352,7 +500,8 @@ pub fn spawn(
         let sink = Arc::clone(&sink);
         readers.push(tokio::spawn(async move {
             let mut stream = stream;
-            let mut buf = vec![0u8; 8192];
+            // A pipe holds 64 KiB: read it whole, so a flood costs few wake-ups.
+            let mut buf = vec![0u8; 64 * 1024];
             loop {
                 match stream.read(&mut buf).await {
                     Ok(0) | Err(_) => break,
@@ -367,6 +516,7 @@ pub fn spawn(
         readers,
         tracker,
         sandbox,
+        pids: pids_status,
         private_tmp,
         pid,
         started,
@@ -382,6 +532,11 @@ impl Spawned {
     /// What the sandbox enforced, when one was asked for.
     pub fn sandbox(&self) -> Option<&SandboxStatus> {
         self.sandbox.as_ref()
+    }
+
+    /// How the number of processes is limited, when a limit was asked for.
+    pub fn pids(&self) -> Option<&PidsStatus> {
+        self.pids.as_ref()
     }
 
     /// A handle that kills the child and everything it started.
@@ -405,12 +560,9 @@ impl Spawned {
     pub async fn finish(mut self) -> ExitInfo {
         let contain = Arc::clone(&self.contain);
         // The kill scans /proc and may wait a little for reaping: keep it off the async threads.
-        let escapees = tokio::task::spawn_blocking(move || {
-            contain.track();
-            contain.kill_all()
-        })
-        .await
-        .unwrap_or(0);
+        let escapees = tokio::task::spawn_blocking(move || contain.kill_all())
+            .await
+            .unwrap_or(0);
         let status = self.child.wait().await.ok();
         self.tracker.abort();
         let readers = std::mem::take(&mut self.readers);
@@ -456,11 +608,24 @@ impl Drop for Spawned {
 /// A non-zero exit is not an error: the caller gets the code and the output. Errors are only
 /// for a program that cannot start, and for cancellation.
 pub async fn run(spec: ProcessSpec, ctx: &ToolContext) -> Result<ProcessOutput, ToolError> {
+    use std::sync::atomic::{AtomicU64, Ordering};
     let capture = Arc::new(Mutex::new(Capture::new(spec.max_output_bytes)));
     let sink_capture = Arc::clone(&capture);
     let events = ctx.clone();
+    let streamed = AtomicU64::new(0);
     let mut child = spawn(&spec, move |bytes| {
-        events.emit_output(String::from_utf8_lossy(bytes).into_owned());
+        // Stream the first STREAM_LIMIT bytes to the event sink, then only count: a flood
+        // must not become a flood of events (and of allocations) downstream.
+        let before = streamed.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        if before < STREAM_LIMIT {
+            let room = (STREAM_LIMIT - before).min(bytes.len() as u64) as usize;
+            events.emit_output(String::from_utf8_lossy(&bytes[..room]).into_owned());
+            if room < bytes.len() {
+                events.emit_output(format!(
+                    "\n[... streaming stopped after {STREAM_LIMIT} bytes; the result has the head and tail ...]\n"
+                ));
+            }
+        }
         if let Ok(mut c) = sink_capture.lock() {
             c.push(bytes);
         }
@@ -475,6 +640,7 @@ pub async fn run(spec: ProcessSpec, ctx: &ToolContext) -> Result<ProcessOutput, 
         }
     }
     let sandbox = child.sandbox().cloned();
+    let pids = child.pids().cloned();
     let duration = child.elapsed();
     let info = child.finish().await;
     let capture = match Arc::try_unwrap(capture) {
@@ -497,5 +663,35 @@ pub async fn run(spec: ProcessSpec, ctx: &ToolContext) -> Result<ProcessOutput, 
         duration,
         sandbox,
         escapees_killed: info.escapees_killed,
+        pids,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ByteRing;
+
+    /// The ring against a naive model: every capacity, chunk size and read window.
+    #[test]
+    fn byte_ring_matches_a_naive_model() {
+        let stream: Vec<u8> = (0..2000u32).map(|i| (i % 251) as u8).collect();
+        for cap in [0, 1, 2, 7, 64, 100, 1999, 2000, 5000] {
+            for chunk in [1, 3, 64, 99, 100, 101, 2000] {
+                let mut ring = ByteRing::new(cap);
+                let mut model: Vec<u8> = Vec::new();
+                for part in stream.chunks(chunk) {
+                    ring.push(part);
+                    model.extend_from_slice(part);
+                    let kept = &model[model.len().saturating_sub(cap)..];
+                    assert_eq!(ring.to_vec(), kept, "cap {cap}, chunk {chunk}");
+                    assert_eq!(ring.total(), model.len() as u64);
+                    assert_eq!(ring.start(), (model.len() - kept.len()) as u64);
+                    for (skip, len) in [(0, 5), (3, 10), (kept.len() / 2, kept.len()), (9999, 1)] {
+                        let want: Vec<u8> = kept.iter().skip(skip).take(len).copied().collect();
+                        assert_eq!(ring.copy_range(skip, len), want, "cap {cap} {skip}+{len}");
+                    }
+                }
+            }
+        }
+    }
 }

@@ -17,7 +17,8 @@ pub enum Operation {
     Log,
     /// One commit (`rev`, default HEAD): header, message and patch.
     Show,
-    /// List branches; with `branch` and `create`, make a new branch at `rev` (default HEAD).
+    /// List branches; with `branch` and `create`, make a new branch at `rev` (default HEAD);
+    /// with `branch` and `delete`, delete it (`force` for an unmerged one).
     Branch,
     /// Stage `paths` (new, changed and deleted files under them).
     Add,
@@ -57,7 +58,7 @@ impl Operation {
             Operation::Diff => &["paths", "rev", "cached"],
             Operation::Log => &["paths", "rev", "limit"],
             Operation::Show => &["paths", "rev"],
-            Operation::Branch => &["branch", "create", "rev"],
+            Operation::Branch => &["branch", "create", "rev", "delete", "force"],
             Operation::Add => &["paths"],
             Operation::Commit => &["message", "paths"],
             Operation::Checkout => &["branch", "create", "rev", "paths"],
@@ -101,8 +102,8 @@ pub struct GitOperationsArgs {
     /// The commit message (commit, required) or the stash's message (stash push).
     #[serde(default)]
     pub message: Option<String>,
-    /// A branch name: the branch to switch to (checkout) or to create (branch or checkout with
-    /// `create`).
+    /// A branch name: the branch to switch to (checkout), to create (branch or checkout with
+    /// `create`) or to delete (branch with `delete`).
     #[serde(default)]
     pub branch: Option<String>,
     /// A revision in git syntax: `HEAD~1`, `main`, `a1b2c3d`, `v1.0`; `A..B` (and `A...B` for
@@ -123,6 +124,14 @@ pub struct GitOperationsArgs {
     /// one.
     #[serde(default)]
     pub create: bool,
+    /// branch: delete the local branch `branch`. Refused for the current branch, and for one
+    /// whose commits are not merged into its upstream (or HEAD) unless `force`.
+    #[serde(default)]
+    pub delete: bool,
+    /// branch with `delete`: delete the branch even if its commits are not merged (they stay
+    /// reachable by hash for a while; the reply gives it).
+    #[serde(default)]
+    pub force: bool,
 }
 
 /// `git_operations`: status, diff, log, show, branch, add, commit, checkout, stash, blame and
@@ -147,6 +156,8 @@ pub(crate) struct Plan {
     pub(crate) limit: usize,
     pub(crate) action: StashAction,
     pub(crate) create: bool,
+    pub(crate) delete: bool,
+    pub(crate) force: bool,
 }
 
 impl Plan {
@@ -158,7 +169,7 @@ impl Plan {
             | Operation::Log
             | Operation::Show
             | Operation::Blame => false,
-            Operation::Branch => self.create,
+            Operation::Branch => self.create || self.delete,
             Operation::Stash => self.action != StashAction::List,
             Operation::Add | Operation::Commit | Operation::Checkout | Operation::Init => true,
         }
@@ -178,6 +189,8 @@ fn plan(ctx: &ToolContext, args: &GitOperationsArgs) -> Result<Plan, ToolError> 
         ("cached", args.cached),
         ("action", args.action.is_some()),
         ("create", args.create),
+        ("delete", args.delete),
+        ("force", args.force),
     ];
     for (field, present) in given {
         if present && !op.takes().contains(&field) {
@@ -242,6 +255,8 @@ fn plan(ctx: &ToolContext, args: &GitOperationsArgs) -> Result<Plan, ToolError> 
         limit: limit as usize,
         action: args.action.unwrap_or_default(),
         create: args.create,
+        delete: args.delete,
+        force: args.force,
     };
     check::shape(&plan)?;
     Ok(plan)
@@ -276,7 +291,9 @@ impl Tool for GitOperations {
          status: `git status --short --branch`. diff: unstaged changes, staged ones with \
          `cached`, or against `rev`, as a unified patch. log: `limit` commits (default 10) as \
          `hash  author  date  subject`, dates in UTC. show: a commit's header, message and \
-         patch. branch: list, or with `branch` and `create` make one at `rev`. add: stage \
+         patch. branch: list, or with `branch` and `create` make one at `rev`, or with `branch` \
+         and `delete` delete it (never the current branch; an unmerged one only with `force`). \
+         add: stage \
          `paths`, deletions included. commit: `message`; with `paths`, only what is staged \
          under them; refuses when nothing is staged; the author is git config's \
          user.name/user.email, else `Toolshed <toolshed@localhost>`. checkout: switch to \
@@ -365,6 +382,10 @@ mod tests {
                 r#"{"operation":"branch","branch":"x","create":true}"#,
                 vec!["write ."],
             ),
+            (
+                r#"{"operation":"branch","branch":"x","delete":true}"#,
+                vec!["write ."],
+            ),
             (r#"{"operation":"stash","action":"list"}"#, vec!["read ."]),
             (r#"{"operation":"stash"}"#, vec!["write ."]),
             (
@@ -402,6 +423,11 @@ mod tests {
             (r#"{"operation":"commit","action":"pop"}"#, "/action"),
             (r#"{"operation":"diff","create":true}"#, "/create"),
             (r#"{"operation":"init","branch":"main"}"#, "/branch"),
+            (
+                r#"{"operation":"checkout","branch":"x","delete":true}"#,
+                "/delete",
+            ),
+            (r#"{"operation":"status","force":true}"#, "/force"),
         ];
         for (json, field) in cases {
             match GitOperations.access(&ctx, &args(json)) {
@@ -426,7 +452,7 @@ mod schema_tests {
         let spec = tool.spec();
         assert!(spec.description.trim_end().ends_with('.'));
         let props = spec.input_schema["properties"].as_object().unwrap();
-        assert_eq!(props.len(), 9);
+        assert_eq!(props.len(), 11);
         for (name, prop) in props {
             assert!(
                 prop.get("description")

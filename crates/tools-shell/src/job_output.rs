@@ -69,6 +69,7 @@ pub(crate) fn status_json(s: &Snapshot) -> serde_json::Value {
         "runtime_ms": s.runtime.as_millis() as u64,
         "total_bytes": s.total_bytes,
         "sandbox": s.sandbox,
+        "pids": s.pids.as_ref().map(|p| &p.summary),
     })
 }
 

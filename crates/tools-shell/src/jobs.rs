@@ -4,44 +4,19 @@
 //! returns what arrived since the previous poll. Jobs die with their process group and escapees
 //! on `job_kill`, at their deadline, and when the registry is dropped.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tool_core::ToolError;
-use tool_core::process::{ExitInfo, Killer, ProcessSpec, SandboxStatus, spawn};
+use tool_core::process::{
+    ByteRing, ExitInfo, Killer, PidsStatus, ProcessSpec, SandboxStatus, spawn,
+};
 
 /// How many finished jobs are remembered for `job_output` and `job_list`.
 const KEEP_FINISHED: usize = 32;
-
-/// Bytes of a ring: the last `cap` bytes, and how many came in total.
-#[derive(Debug)]
-struct Ring {
-    buf: VecDeque<u8>,
-    cap: usize,
-    total: u64,
-}
-
-impl Ring {
-    fn push(&mut self, data: &[u8]) {
-        self.total += data.len() as u64;
-        let data = if data.len() > self.cap {
-            &data[data.len() - self.cap..]
-        } else {
-            data
-        };
-        let overflow = (self.buf.len() + data.len()).saturating_sub(self.cap);
-        self.buf.drain(..overflow);
-        self.buf.extend(data);
-    }
-
-    /// The offset of the oldest byte still held.
-    fn start(&self) -> u64 {
-        self.total - self.buf.len() as u64
-    }
-}
 
 /// How a job ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,7 +31,7 @@ pub(crate) enum Ended {
 
 #[derive(Debug)]
 struct State {
-    ring: Ring,
+    ring: ByteRing,
     ended: Option<Ended>,
     /// The offset up to which `job_output` has returned output.
     read: u64,
@@ -71,6 +46,7 @@ pub(crate) struct Job {
     pub(crate) command: String,
     pub(crate) started: Instant,
     pub(crate) sandbox: Option<SandboxStatus>,
+    pub(crate) pids: Option<PidsStatus>,
     /// Shared with the output sink and the task that waits for the job.
     state: Arc<Mutex<State>>,
     notify: Arc<Notify>,
@@ -87,6 +63,7 @@ pub(crate) struct Snapshot {
     pub(crate) runtime: Duration,
     pub(crate) total_bytes: u64,
     pub(crate) sandbox: Option<SandboxStatus>,
+    pub(crate) pids: Option<PidsStatus>,
 }
 
 /// New output of a job.
@@ -161,11 +138,7 @@ impl Jobs {
             id
         };
         let state = Arc::new(Mutex::new(State {
-            ring: Ring {
-                buf: VecDeque::new(),
-                cap: self.ring_bytes,
-                total: 0,
-            },
+            ring: ByteRing::new(self.ring_bytes),
             ended: None,
             read: 0,
             finished_at: None,
@@ -185,6 +158,7 @@ impl Jobs {
             command: command.to_string(),
             started: Instant::now(),
             sandbox: spawned.sandbox().cloned(),
+            pids: spawned.pids().cloned(),
             state: Arc::clone(&state),
             notify: Arc::clone(&notify),
             killer: spawned.killer(),
@@ -264,7 +238,7 @@ impl Job {
         let (ended, total, finished_at) = self
             .state
             .lock()
-            .map(|st| (st.ended, st.ring.total, st.finished_at))
+            .map(|st| (st.ended, st.ring.total(), st.finished_at))
             .unwrap_or((None, 0, None));
         Snapshot {
             id: self.id,
@@ -273,6 +247,7 @@ impl Job {
             runtime: finished_at.unwrap_or_else(Instant::now) - self.started,
             total_bytes: total,
             sandbox: self.sandbox.clone(),
+            pids: self.pids.clone(),
         }
     }
 
@@ -286,7 +261,7 @@ impl Job {
             notified.as_mut().enable();
             {
                 let Ok(st) = self.state.lock() else { break };
-                if st.ring.total > st.read || st.ended.is_some() {
+                if st.ring.total() > st.read || st.ended.is_some() {
                     break;
                 }
             }
@@ -305,9 +280,9 @@ impl Job {
         let dropped = start.saturating_sub(st.read);
         let from = st.read.max(start);
         let skip = (from - start) as usize;
-        let available = st.ring.buf.len() - skip;
+        let available = st.ring.len() - skip;
         let take = available.min(max);
-        let mut bytes: Vec<u8> = st.ring.buf.iter().skip(skip).take(take).copied().collect();
+        let mut bytes = st.ring.copy_range(skip, take);
         // Do not split a character at the end; it is returned whole by the next poll.
         if take < available
             && let Err(e) = std::str::from_utf8(&bytes)

@@ -2,9 +2,11 @@
 //!
 //! Every command is parsed with a real shell grammar ([`analyze`]) and classified program by
 //! program before the policy decides; it then runs through tool-core's process helper in its own
-//! process group, with a scrubbed environment, closed stdin, bounded output, and, on Linux, under
-//! Landlock (writes only in the workspace and a private temporary directory) and a seccomp filter
-//! (no network sockets unless the command is a recognised network command the policy allowed).
+//! process group, with a scrubbed environment, closed stdin, bounded output, a cap on the number
+//! of processes ([`Config::max_processes`]: a per-run pids cgroup, else RLIMIT_NPROC, and the
+//! output says which), and, on Linux, under Landlock (writes only in the workspace and a private
+//! temporary directory) and a seccomp filter (no network sockets unless the command is a
+//! recognised network command the policy allowed).
 
 pub mod analyze;
 mod job_kill;
@@ -41,7 +43,16 @@ pub struct Config {
     /// When the sandbox is off or the kernel lacks it, whether low-risk commands still run
     /// without asking. By default they count as medium risk then, so supervised mode asks.
     pub allow_unsandboxed: bool,
+    /// The most tasks (processes and threads) one command or job may have at once, so a fork
+    /// bomb stops there; `None` sets no limit. Enforced by a per-run pids cgroup where one is
+    /// writable, else RLIMIT_NPROC (not for root); the result says which.
+    pub max_processes: Option<u32>,
+    /// Use a pids cgroup for `max_processes` when one is writable (else RLIMIT_NPROC only).
+    pub pids_cgroup: bool,
 }
+
+/// The default of [`Config::max_processes`]: threads count too, so a parallel build needs room.
+pub const DEFAULT_MAX_PROCESSES: u32 = 512;
 
 impl Default for Config {
     fn default() -> Self {
@@ -55,6 +66,8 @@ impl Default for Config {
             max_command_bytes: 16 * 1024,
             sandbox: true,
             allow_unsandboxed: false,
+            max_processes: Some(DEFAULT_MAX_PROCESSES),
+            pids_cgroup: true,
         }
     }
 }
@@ -63,6 +76,18 @@ impl Config {
     /// The defaults with the OS sandbox switched on or off.
     pub fn with_sandbox(mut self, on: bool) -> Config {
         self.sandbox = on;
+        self
+    }
+
+    /// The defaults with at most `n` tasks per command (`None`: no limit).
+    pub fn with_max_processes(mut self, n: Option<u32>) -> Config {
+        self.max_processes = n;
+        self
+    }
+
+    /// The defaults with pids cgroups allowed or not (RLIMIT_NPROC only).
+    pub fn with_pids_cgroup(mut self, on: bool) -> Config {
+        self.pids_cgroup = on;
         self
     }
 

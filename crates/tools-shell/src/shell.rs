@@ -4,7 +4,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
-use tool_core::process::{ProcessSpec, Sandbox, SandboxStatus, run};
+use tool_core::process::{PidsStatus, ProcessSpec, Sandbox, SandboxStatus, run};
 use tool_core::schemars::{self, JsonSchema};
 use tool_core::{Access, Annotations, Tool, ToolContext, ToolError, ToolOutput};
 
@@ -73,6 +73,8 @@ impl Shell {
         spec.timeout = Duration::from_secs(args.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS));
         spec.max_output_bytes = max_output;
         spec.mark_descendants = true;
+        spec.max_processes = self.config.max_processes;
+        spec.pids_cgroup = self.config.pids_cgroup;
         if self.config.sandbox {
             spec.sandbox = Some(Sandbox {
                 writable: plan.writable.clone(),
@@ -93,15 +95,30 @@ pub(crate) fn check_timeout(t: Option<u64>) -> Result<(), ToolError> {
     }
 }
 
-/// One line about the sandbox, shown only when it is not fully enforced.
-pub(crate) fn sandbox_note(status: Option<&SandboxStatus>, configured: bool) -> Option<String> {
-    match status {
+/// One line about the sandbox and the process limit, shown only when something is not enforced
+/// (then it names what is, the process limit included).
+pub(crate) fn sandbox_note(
+    status: Option<&SandboxStatus>,
+    configured: bool,
+    pids: Option<&PidsStatus>,
+) -> Option<String> {
+    let sandbox = match status {
         None if !configured => Some(
             "sandbox: off (switched off in the configuration); the command ran unconfined".into(),
         ),
-        None => Some("sandbox: not applied".into()),
+        None => Some("sandbox: not applied".to_string()),
         Some(s) if !s.fully_enforced() => Some(format!("sandbox: {}", s.summary())),
         Some(_) => None,
+    };
+    let pids_line = match pids {
+        None => Some("pids: not limited (switched off in the configuration)".to_string()),
+        Some(p) => Some(p.summary.clone()),
+    };
+    let pids_weak = pids.is_none_or(|p| !p.enforced);
+    match (sandbox, pids_weak) {
+        (None, false) => None,
+        (Some(s), _) => Some(format!("{s}; {}", pids_line.unwrap_or_default())),
+        (None, true) => pids_line,
     }
 }
 
@@ -157,7 +174,9 @@ impl Tool for Shell {
                 "started background job {}; read its output with job_output {{\"job_id\": {}}}, stop it with job_kill",
                 job.id, job.id
             );
-            if let Some(note) = sandbox_note(job.sandbox.as_ref(), self.config.sandbox) {
+            if let Some(note) =
+                sandbox_note(job.sandbox.as_ref(), self.config.sandbox, job.pids.as_ref())
+            {
                 text.push('\n');
                 text.push_str(&note);
             }
@@ -165,6 +184,7 @@ impl Tool for Shell {
                 "job_id": job.id,
                 "background": true,
                 "sandbox": job.sandbox,
+                "pids": job.pids.as_ref().map(|p| &p.summary),
                 "programs": programs,
                 "risk": risk,
             })));
@@ -181,7 +201,9 @@ impl Tool for Shell {
                 (None, None) => "exit status unknown\n".to_string(),
             }
         };
-        if let Some(note) = sandbox_note(out.sandbox.as_ref(), self.config.sandbox) {
+        if let Some(note) =
+            sandbox_note(out.sandbox.as_ref(), self.config.sandbox, out.pids.as_ref())
+        {
             text.push_str(&note);
             text.push('\n');
         }
@@ -193,6 +215,7 @@ impl Tool for Shell {
             "duration_ms": out.duration.as_millis() as u64,
             "total_bytes": out.total_bytes,
             "sandbox": out.sandbox,
+            "pids": out.pids.as_ref().map(|p| &p.summary),
             "escapees_killed": out.escapees_killed,
             "programs": programs,
             "risk": risk,

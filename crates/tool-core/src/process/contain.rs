@@ -7,6 +7,9 @@
 //! [`TRACK_EVERY`] and remembers every descendant with its start time (so a reused pid is never
 //! killed by mistake). At the end, the group, the remembered processes, their descendants and the
 //! marked processes are killed, in rounds until none is left, and the re-parented ones reaped.
+//!
+//! When the run has a pids cgroup ([`super::pids`]), its members are killed too, whatever their
+//! ancestry: the cgroup is the one membership a process cannot leave.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,6 +19,8 @@ use std::time::{Duration, Instant};
 use rustix::process::{
     Pid, Signal, WaitOptions, getpid, kill_process, kill_process_group, waitpid,
 };
+
+use super::pids::Cgroup;
 
 /// How often the tracker samples the process tree.
 pub(crate) const TRACK_EVERY: Duration = Duration::from_millis(50);
@@ -49,6 +54,11 @@ fn read_stat(pid: i32) -> Option<Proc> {
         start: f.get(19)?.parse().ok()?,
         zombie: matches!(*f.first()?, "Z" | "X"),
     })
+}
+
+/// The process group of `pid`, when it exists and is not a zombie.
+pub(crate) fn running_pgid(pid: i32) -> Option<i32> {
+    read_stat(pid).filter(|p| !p.zombie).map(|p| p.pgid)
 }
 
 fn all_procs() -> Vec<Proc> {
@@ -93,18 +103,27 @@ pub(crate) struct Containment {
     seen: Mutex<HashMap<i32, u64>>,
     /// Set once everything has been killed.
     done: AtomicBool,
+    /// The run's pids cgroup, removed once everything in it is dead.
+    cgroup: Mutex<Option<Cgroup>>,
 }
 
 impl Containment {
-    pub(crate) fn new(root: i32, marker: Option<String>) -> Arc<Containment> {
+    pub(crate) fn new(
+        root: i32,
+        marker: Option<String>,
+        cgroup: Option<Cgroup>,
+    ) -> Arc<Containment> {
         let c = Arc::new(Containment {
             root,
             root_start: read_stat(root).map(|p| p.start),
             marker,
             seen: Mutex::new(HashMap::new()),
             done: AtomicBool::new(false),
+            cgroup: Mutex::new(cgroup),
         });
-        c.track();
+        // No first sample here: at this instant only the root exists, and the tracker's first
+        // tick (or the final kill) takes the sample that matters. A /proc scan costs about a
+        // millisecond, which a quick command would pay for nothing.
         c
     }
 
@@ -114,7 +133,11 @@ impl Containment {
         if self.done.load(Ordering::Relaxed) {
             return;
         }
-        let procs = all_procs();
+        self.remember(&all_procs());
+    }
+
+    /// Remembers, from one scan, the descendants of the root and of what was remembered.
+    fn remember(&self, procs: &[Proc]) {
         let Ok(mut seen) = self.seen.lock() else {
             return;
         };
@@ -128,7 +151,7 @@ impl Containment {
             members.insert(self.root);
         }
         let mut children: HashMap<i32, Vec<&Proc>> = HashMap::new();
-        for p in &procs {
+        for p in procs {
             children.entry(p.ppid).or_default().push(p);
         }
         let mut stack: Vec<i32> = members.iter().copied().collect();
@@ -161,15 +184,32 @@ impl Containment {
         if self.done.swap(true, Ordering::SeqCst) {
             return 0;
         }
+        // One last sample before the group dies: killing a parent re-parents its children, and
+        // then the tree no longer leads to them. Round 0 below reuses this scan.
+        let mut scan = Some(all_procs());
+        if let Some(procs) = &scan {
+            self.remember(procs);
+        }
         if let Some(pg) = Pid::from_raw(self.root) {
             let _ = kill_process_group(pg, Signal::KILL);
         }
         let me = getpid().as_raw_nonzero().get();
         let protect = protected();
+        let cgroup = self.cgroup.lock().ok().and_then(|mut c| c.take());
+        // The cgroup first: it holds every process of the run, escapees included, and a
+        // contained fork bomb can only refill it up to its limit.
+        let in_cgroup = cgroup
+            .as_ref()
+            .map(|c| c.kill_all(&protect))
+            .unwrap_or_default();
         let mut killed: HashMap<i32, u64> = HashMap::new();
         let mut escapees = 0;
+        for (pid, pgid) in in_cgroup {
+            killed.insert(pid, read_stat(pid).map_or(0, |p| p.start));
+            escapees += usize::from(pgid != self.root);
+        }
         for round in 0..10 {
-            let procs = all_procs();
+            let procs = scan.take().unwrap_or_else(all_procs);
             let by_pid: HashMap<i32, &Proc> = procs.iter().map(|p| (p.pid, p)).collect();
             let mut members: HashSet<i32> = HashSet::new();
             if let Ok(seen) = self.seen.lock() {
@@ -187,14 +227,24 @@ impl Containment {
             if self.root_alive(&by_pid) {
                 members.insert(self.root);
             }
+            if let Some(c) = &cgroup {
+                members.extend(c.pids());
+            }
             for p in &procs {
                 if p.pgid == self.root {
                     members.insert(p.pid);
                 }
             }
             if let Some(marker) = &self.marker {
+                // Only processes started since the root can carry its marker: reading the
+                // environment of every process on the machine would cost milliseconds.
+                let since = self.root_start.unwrap_or(0);
                 for p in &procs {
-                    if !p.zombie && !members.contains(&p.pid) && has_marker(p.pid, marker) {
+                    if !p.zombie
+                        && p.start >= since
+                        && !members.contains(&p.pid)
+                        && has_marker(p.pid, marker)
+                    {
                         members.insert(p.pid);
                     }
                 }
@@ -236,6 +286,9 @@ impl Containment {
             if round > 0 {
                 std::thread::sleep(Duration::from_millis(5));
             }
+        }
+        if let Some(c) = cgroup {
+            c.remove();
         }
         // Reap what was re-parented to us; the root itself belongs to tokio, which reaps it.
         let deadline = Instant::now() + Duration::from_millis(500);

@@ -464,6 +464,8 @@ fn racing_swap_never_escapes() {
     let fx = Fixture::new();
     fx.file("d/secret", "inside d");
     std::os::unix::fs::symlink("../outside/dir", fx.root.join("flip")).unwrap();
+    // Resolved before the race starts: `resolve` itself refuses a path through the link.
+    let target = fx.ws.resolve("d/new.txt").unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let flipper = {
         let stop = Arc::clone(&stop);
@@ -477,7 +479,6 @@ fn racing_swap_never_escapes() {
             flips
         })
     };
-    let target = fx.ws.resolve("d/new.txt").unwrap();
     let (mut ok, mut refused, mut iterations) = (0u64, 0u64, 0u64);
     let started = Instant::now();
     while iterations < 20_000

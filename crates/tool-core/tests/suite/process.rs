@@ -451,3 +451,204 @@ async fn sandbox_confines_writes_and_sockets() {
     let out = run(sh(&fx, "echo plain"), &ctx(&fx)).await.unwrap();
     assert!(out.sandbox.is_none());
 }
+
+/// Every live (non-zombie) process whose process group is `pgid`.
+fn group_members(pgid: i32) -> usize {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).ok())
+        .filter(|stat| {
+            let Some((_, rest)) = stat.rsplit_once(')') else {
+                return false;
+            };
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            f.first().is_some_and(|s| *s != "Z" && *s != "X")
+                && f.get(2).and_then(|g| g.parse::<i32>().ok()) == Some(pgid)
+        })
+        .count()
+}
+
+/// The pids cgroup directory of `pid` (v1 `pids` hierarchy or v2), if it is in a Toolshed one.
+fn toolshed_cgroup_of(pid: i32) -> Option<std::path::PathBuf> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
+    text.lines().find_map(|l| {
+        let mut parts = l.splitn(3, ':');
+        let (id, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        if !path.contains("/toolshed-") {
+            return None;
+        }
+        if controllers.split(',').any(|c| c == "pids") {
+            Some(Path::new("/sys/fs/cgroup/pids").join(path.trim_start_matches('/')))
+        } else if id == "0" {
+            ["/sys/fs/cgroup/unified", "/sys/fs/cgroup"]
+                .iter()
+                .map(|m| Path::new(m).join(path.trim_start_matches('/')))
+                .find(|d| d.join("pids.max").exists())
+        } else {
+            None
+        }
+    })
+}
+
+/// A fork bomb (a shell function that pipes itself into itself in the background and waits, so
+/// the tree stays up) under a limit of 40 tasks and a 2 s deadline: the group never grows past
+/// the limit (the cgroup counts the forks it refused), the deadline still fires, everything dies
+/// and the cgroup is removed; the test process can still fork afterwards.
+#[tokio::test]
+async fn fork_bomb_is_contained() {
+    let fx = Fixture::new();
+    const LIMIT: u32 = 40;
+    // The shell dies when one of its own forks fails, so the root starts the bomb and waits.
+    let mut spec = sh(
+        &fx,
+        "echo $$ > root.pid; bomb() { bomb | bomb & wait; }; sleep 30 & bomb & wait",
+    );
+    spec.max_processes = Some(LIMIT);
+    spec.mark_descendants = true;
+    spec.timeout = Duration::from_secs(2);
+    let pidfile = fx.root.join("root.pid");
+    let sampler = tokio::task::spawn_blocking(move || {
+        let root = read_pid(&pidfile);
+        let cgroup = toolshed_cgroup_of(root);
+        let mut peak = 0;
+        let mut peak_current = 0;
+        let mut events = String::new();
+        let until = Instant::now() + Duration::from_millis(1800);
+        while Instant::now() < until {
+            peak = peak.max(group_members(root));
+            if let Some(dir) = &cgroup {
+                let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap_or_default();
+                peak_current = peak_current.max(read("pids.current").trim().parse().unwrap_or(0));
+                events = read("pids.events");
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        (root, cgroup, peak, peak_current, events)
+    });
+    let started = Instant::now();
+    let out = run(spec, &ctx(&fx)).await.unwrap();
+    let took = started.elapsed();
+    let (root, cgroup, peak, peak_current, events) = sampler.await.unwrap();
+    assert!(out.timed_out, "{out:?}");
+    assert!(took < Duration::from_secs(8), "the call took {took:?}");
+    let status = out.pids.clone().expect("a pids status");
+    if !status.enforced {
+        // No cgroup here and running as root: the run said so.
+        assert!(
+            status.summary.starts_with("pids: not contained ("),
+            "{status:?}"
+        );
+    } else {
+        assert_eq!(status.limit, Some(u64::from(LIMIT)), "{status:?}");
+        assert!(peak <= LIMIT as usize, "{peak} processes, limit {LIMIT}");
+    }
+    if status.mechanism.starts_with("cgroup") {
+        assert_eq!(
+            status.summary,
+            format!("pids: {} limit {LIMIT}", status.mechanism)
+        );
+        let dir = cgroup.expect("the child ran in a toolshed cgroup");
+        assert!(peak_current <= u64::from(LIMIT), "{peak_current}");
+        // The bomb reached the limit: forks were refused.
+        assert!(
+            events.starts_with("max ") && events.trim() != "max 0",
+            "{events}"
+        );
+        assert!(!dir.exists(), "{} was not removed", dir.display());
+    }
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while group_members(root) > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "{} bomb processes survive",
+            group_members(root)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The machine is fine: this process still starts programs.
+    let ok = run(sh(&fx, "echo alive"), &ctx(&fx)).await.unwrap();
+    assert_eq!(ok.output, "alive\n");
+}
+
+/// Twin: twenty background sleeps under the same kind of limit all start and finish normally,
+/// and the status names the mechanism.
+#[tokio::test]
+async fn work_within_the_process_limit_runs_normally() {
+    let fx = Fixture::new();
+    let mut spec = sh(
+        &fx,
+        "for i in $(seq 20); do sleep 0.2 & done; wait; echo twenty-done",
+    );
+    spec.max_processes = Some(40);
+    let out = run(spec, &ctx(&fx)).await.unwrap();
+    assert_eq!(out.exit_code, Some(0), "{out:?}");
+    assert_eq!(out.output, "twenty-done\n", "{out:?}");
+    let pids = out.pids.expect("a pids status");
+    assert!(
+        ["cgroup v1", "cgroup v2", "RLIMIT_NPROC", "none"].contains(&pids.mechanism.as_str()),
+        "{pids:?}"
+    );
+    // Without a limit there is no status.
+    let out = run(sh(&fx, "echo plain"), &ctx(&fx)).await.unwrap();
+    assert!(out.pids.is_none());
+}
+
+/// With cgroups switched off the fallback is RLIMIT_NPROC, which root ignores: then the status
+/// says the run is not contained, and why. The command runs either way.
+#[tokio::test]
+async fn without_a_cgroup_the_fallback_is_reported() {
+    let fx = Fixture::new();
+    let mut spec = sh(&fx, "echo fallback-ran");
+    spec.max_processes = Some(64);
+    spec.pids_cgroup = false;
+    let out = run(spec, &ctx(&fx)).await.unwrap();
+    assert_eq!(out.output, "fallback-ran\n");
+    let pids = out.pids.expect("a pids status");
+    assert!(
+        pids.summary.contains("pids cgroups are switched off"),
+        "{pids:?}"
+    );
+    if rustix::process::getuid().is_root() {
+        assert_eq!(pids.mechanism, "none", "{pids:?}");
+        assert!(!pids.enforced);
+        assert!(
+            pids.summary
+                .starts_with("pids: not contained (running as root"),
+            "{pids:?}"
+        );
+    } else {
+        assert_eq!(pids.mechanism, "RLIMIT_NPROC", "{pids:?}");
+        assert!(pids.enforced);
+        // The child really runs under the limit.
+        let mut spec = sh(&fx, "ulimit -u");
+        spec.max_processes = Some(64);
+        spec.pids_cgroup = false;
+        let out = run(spec, &ctx(&fx)).await.unwrap();
+        assert_eq!(out.output.trim(), pids.limit.unwrap().to_string());
+    }
+}
+
+/// Escapees that leave the process group and the process tree are still in the cgroup: killed
+/// and counted even when the tracker never saw them.
+#[tokio::test]
+async fn cgroup_members_die_with_the_run() {
+    let fx = Fixture::new();
+    let mut spec = sh(
+        &fx,
+        "(setsid sh -c 'echo $$ > esc.pid; exec sleep 30' &); echo done",
+    );
+    spec.max_processes = Some(32);
+    let out = run(spec, &ctx(&fx)).await.unwrap();
+    assert!(out.output.contains("done"), "{out:?}");
+    let pid = read_pid(&fx.root.join("esc.pid"));
+    assert_reaped(pid, "the escapee");
+    if out
+        .pids
+        .as_ref()
+        .is_some_and(|p| p.mechanism.starts_with("cgroup"))
+    {
+        assert!(out.escapees_killed >= 1, "{out:?}");
+    }
+}

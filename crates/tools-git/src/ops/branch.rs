@@ -1,4 +1,4 @@
-//! `branch`: list branches, or create one.
+//! `branch`: list branches, create one, or delete one.
 
 use git2::{BranchType, ErrorCode};
 use serde_json::json;
@@ -11,8 +11,75 @@ use crate::git_ops::Plan;
 pub(crate) fn run(s: &Session, plan: &Plan) -> Result<Done, ToolError> {
     match &plan.branch {
         Some(name) if plan.create => create(s, name, s.one_rev(plan.rev.as_ref())),
+        Some(name) if plan.delete => delete(s, name, plan.force),
         _ => list(s),
     }
+}
+
+/// Deletes a local branch like `git branch -d` (`-D` with `force`): never the current branch,
+/// and without `force` only when its tip is merged into its upstream, or into HEAD when it has
+/// none.
+fn delete(s: &Session, name: &str, force: bool) -> Result<Done, ToolError> {
+    let repo = &s.repo;
+    let mut branch = match repo.find_branch(name, BranchType::Local) {
+        Ok(b) => b,
+        Err(e) if e.code() == ErrorCode::NotFound => {
+            return Err(ToolError::NotFound(format!(
+                "There is no local branch named `{name}`; list the branches with operation `branch` (remote branches cannot be deleted here)."
+            )));
+        }
+        Err(e) => return Err(git_error(e, &format!("find the branch `{name}`"))),
+    };
+    if branch.is_head() {
+        return Err(ToolError::Failed(format!(
+            "`{name}` is the current branch, and the branch you are on cannot be deleted; switch to another one with checkout first."
+        )));
+    }
+    let tip = branch
+        .get()
+        .peel_to_commit()
+        .map_err(|e| git_error(e, &format!("read the commit of `{name}`")))?;
+    let at = short(repo, tip.id());
+    let (into, target) = match branch.upstream() {
+        Ok(up) => {
+            let label = up.name().ok().flatten().map_or_else(
+                || "its upstream".to_string(),
+                |n| format!("its upstream {n}"),
+            );
+            (label, up.get().peel_to_commit().ok().map(|c| c.id()))
+        }
+        Err(_) => ("HEAD".to_string(), s.head_commit()?.map(|c| c.id())),
+    };
+    let merged = match target {
+        Some(t) => {
+            t == tip.id()
+                || repo
+                    .graph_descendant_of(t, tip.id())
+                    .map_err(|e| git_error(e, "compare the branch with HEAD"))?
+        }
+        None => false,
+    };
+    if !merged && !force {
+        return Err(ToolError::Failed(format!(
+            "The branch `{name}` (at {at}, \"{}\") has commits that are not merged into {into}; deleting it could lose them. Merge them first, or pass `force`: true to delete it anyway.",
+            subject(&tip)
+        )));
+    }
+    branch
+        .delete()
+        .map_err(|e| git_error(e, &format!("delete the branch `{name}`")))?;
+    let mut text = format!("Deleted branch {name} (was {at}).\n");
+    if !merged {
+        text.push_str(&format!(
+            "Its commits were not merged into {into}; while git keeps them, branch with `create` and rev `{}` brings the branch back.\n",
+            tip.id()
+        ));
+    }
+    Ok(Done::new(
+        text,
+        json!({"deleted": name, "commit": tip.id().to_string(), "merged": merged, "forced": force}),
+        "",
+    ))
 }
 
 fn create(s: &Session, name: &str, rev: Option<&str>) -> Result<Done, ToolError> {

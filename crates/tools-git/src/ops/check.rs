@@ -195,22 +195,60 @@ pub(crate) fn shape(plan: &Plan) -> Result<(), ToolError> {
             "init takes at most one path: the directory to create the repository in",
         )),
         Operation::Init => refuse_git_dir(&plan.paths),
-        Operation::Branch if plan.branch.is_some() && !plan.create => Err(ToolError::invalid(
-            "/create",
-            "to create a branch pass `create`: true with `branch`; to switch to an existing branch use operation `checkout`; without `branch`, `branch` lists the branches",
-        )),
-        Operation::Branch if plan.create && plan.branch.is_none() => Err(ToolError::invalid(
-            "/branch",
-            "`create` needs `branch`, the name of the new branch",
-        )),
-        Operation::Branch if plan.rev.is_some() && !plan.create => Err(ToolError::invalid(
-            "/rev",
-            "`rev` is the start point of a new branch; pass it with `branch` and `create`: true",
-        )),
+        Operation::Branch => branch_shape(plan),
         Operation::Checkout => checkout_shape(plan),
         Operation::Stash => stash_shape(plan),
         _ => Ok(()),
     }
+}
+
+fn branch_shape(plan: &Plan) -> Result<(), ToolError> {
+    if plan.create && plan.delete {
+        return Err(ToolError::invalid(
+            "/delete",
+            "`create` and `delete` exclude each other; make one call to create and another to delete",
+        ));
+    }
+    if plan.force && !plan.delete {
+        return Err(ToolError::invalid(
+            "/force",
+            "`force` applies only with `delete`: true (delete a branch whose commits are not merged)",
+        ));
+    }
+    if plan.delete {
+        if plan.branch.is_none() {
+            return Err(ToolError::invalid(
+                "/branch",
+                "`delete` needs `branch`, the name of the local branch to delete",
+            ));
+        }
+        if plan.rev.is_some() {
+            return Err(ToolError::invalid(
+                "/rev",
+                "`rev` is the start point of a new branch; deleting takes only `branch` (and `force`)",
+            ));
+        }
+        return Ok(());
+    }
+    if plan.branch.is_some() && !plan.create {
+        return Err(ToolError::invalid(
+            "/create",
+            "to create a branch pass `create`: true with `branch`, to delete one pass `delete`: true; to switch to an existing branch use operation `checkout`; without `branch`, `branch` lists the branches",
+        ));
+    }
+    if plan.create && plan.branch.is_none() {
+        return Err(ToolError::invalid(
+            "/branch",
+            "`create` needs `branch`, the name of the new branch",
+        ));
+    }
+    if plan.rev.is_some() && !plan.create {
+        return Err(ToolError::invalid(
+            "/rev",
+            "`rev` is the start point of a new branch; pass it with `branch` and `create`: true",
+        ));
+    }
+    Ok(())
 }
 
 fn checkout_shape(plan: &Plan) -> Result<(), ToolError> {

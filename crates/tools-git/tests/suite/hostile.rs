@@ -92,6 +92,52 @@ async fn hostile_arguments_are_refused_and_twins_succeed() {
             r#"{"operation":"checkout","branch":"main"}"#.into(),
             Ok("Switched to branch main"),
         ),
+        // Deleting: option-like, current, qualified, remote and malformed names; the twin
+        // deletes the merged feature-1.
+        (
+            r#"{"operation":"branch","branch":"-D","delete":true}"#.into(),
+            Err(dash),
+        ),
+        (
+            r#"{"operation":"branch","branch":"--force","delete":true,"force":true}"#.into(),
+            Err(dash),
+        ),
+        (
+            r#"{"operation":"branch","branch":"main","delete":true,"force":true}"#.into(),
+            Err((ErrorKind::Failed, "current branch")),
+        ),
+        (
+            r#"{"operation":"branch","branch":"refs/heads/main","delete":true,"force":true}"#
+                .into(),
+            Err((
+                ErrorKind::NotFound,
+                "no local branch named `refs/heads/main`",
+            )),
+        ),
+        (
+            r#"{"operation":"branch","branch":"origin/main","delete":true}"#.into(),
+            Err((ErrorKind::NotFound, "no local branch")),
+        ),
+        (
+            r#"{"operation":"branch","branch":"../main","delete":true}"#.into(),
+            Err((ErrorKind::InvalidArgs, "not a valid branch name")),
+        ),
+        (
+            r#"{"operation":"branch","branch":"main@{1}","delete":true}"#.into(),
+            Err((ErrorKind::InvalidArgs, "not a valid branch name")),
+        ),
+        (
+            r#"{"operation":"branch","branch":"HEAD","delete":true}"#.into(),
+            Err((ErrorKind::InvalidArgs, "not a valid branch name")),
+        ),
+        (
+            r#"{"operation":"branch","branch":"main\n","delete":true}"#.into(),
+            Err(control),
+        ),
+        (
+            r#"{"operation":"branch","branch":"feature-1","delete":true}"#.into(),
+            Ok("Deleted branch feature-1"),
+        ),
         (
             r#"{"operation":"branch","branch":"a..b","create":true}"#.into(),
             Err((ErrorKind::InvalidArgs, "not a valid branch name")),
@@ -191,6 +237,11 @@ async fn hostile_arguments_are_refused_and_twins_succeed() {
         .collect();
     assert_eq!(names, vec![std::ffi::OsString::from("secret")]);
     assert_eq!(f.git(&["branch", "--show-current"]).trim(), "main");
+    assert_eq!(
+        f.git(&["branch", "--list"]),
+        "* main\n",
+        "main survived, feature-1 is gone"
+    );
     assert!(!f.git(&["ls-files"]).contains("link"));
 }
 

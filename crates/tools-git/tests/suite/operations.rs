@@ -245,6 +245,114 @@ async fn branch_lists_and_creates() {
     assert!(e.to_string().contains("create"), "{e}");
 }
 
+/// Deleting branches like `git branch -d` / `-D`: merged ones go, unmerged ones need `force`
+/// (and the reply gives the hash that brings them back), the current branch never goes, and an
+/// upstream counts as "merged into" before HEAD does.
+#[tokio::test]
+async fn branch_delete_refuses_current_and_unmerged_branches() {
+    let f = Fixture::repo();
+    let first = f.git(&["rev-parse", "HEAD~1"]).trim().to_string();
+    f.git(&["branch", "merged", "HEAD~1"]);
+    f.git(&["checkout", "-q", "-b", "ahead"]);
+    f.write("src/ahead.rs", "// ahead\n");
+    f.git(&["add", "."]);
+    f.git(&["commit", "-q", "-m", "ahead only"]);
+    let ahead = f.git(&["rev-parse", "HEAD"]).trim().to_string();
+    // `topic` is not merged into main but is merged into its upstream `base`.
+    f.git(&["branch", "base"]);
+    f.git(&["branch", "topic"]);
+    f.git(&["branch", "-q", "--set-upstream-to=base", "topic"]);
+    f.git(&["checkout", "-q", "main"]);
+
+    // A merged branch: deleted, and git agrees.
+    let out = f
+        .output(r#"{"operation":"branch","branch":"merged","delete":true}"#)
+        .await;
+    assert_eq!(
+        out.joined_text(),
+        format!("Deleted branch merged (was {}).\n", &first[..7])
+    );
+    let s = out.structured.unwrap();
+    assert_eq!(s["deleted"], "merged");
+    assert_eq!(s["merged"], true);
+    assert_eq!(s["commit"], first.as_str());
+    assert!(!f.git(&["branch", "--list"]).contains("merged"));
+
+    // An unmerged branch: refused without force, kept.
+    let e = f
+        .err(r#"{"operation":"branch","branch":"ahead","delete":true}"#)
+        .await;
+    assert_eq!(e.kind(), ErrorKind::Failed, "{e}");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("not merged into HEAD")
+            && msg.contains("ahead only")
+            && msg.contains("`force`"),
+        "{msg}"
+    );
+    assert_eq!(f.git(&["rev-parse", "ahead"]).trim(), ahead);
+
+    // Merged into its upstream: deleted without force although HEAD lacks it.
+    let text = f
+        .ok(r#"{"operation":"branch","branch":"topic","delete":true}"#)
+        .await;
+    assert!(text.starts_with("Deleted branch topic"), "{text}");
+
+    // With force: deleted, and the reply says how to get it back; the commit still exists.
+    let out = f
+        .output(r#"{"operation":"branch","branch":"ahead","delete":true,"force":true}"#)
+        .await;
+    let text = out.joined_text();
+    assert!(text.starts_with("Deleted branch ahead"), "{text}");
+    assert!(text.contains(&format!("rev `{ahead}`")), "{text}");
+    assert_eq!(out.structured.unwrap()["forced"], true);
+    f.git(&["cat-file", "-e", &ahead]);
+    assert_eq!(f.git(&["branch", "--list"]), "  base\n* main\n");
+
+    // The current branch, even with force.
+    let e = f
+        .err(r#"{"operation":"branch","branch":"main","delete":true,"force":true}"#)
+        .await;
+    assert!(e.to_string().contains("current branch"), "{e}");
+    assert_eq!(f.git(&["branch", "--show-current"]).trim(), "main");
+
+    // A branch that does not exist.
+    let e = f
+        .err(r#"{"operation":"branch","branch":"gone","delete":true}"#)
+        .await;
+    assert_eq!(e.kind(), ErrorKind::NotFound, "{e}");
+
+    // Arguments that do not fit together.
+    for (args, field) in [
+        (r#"{"operation":"branch","delete":true}"#, "/branch"),
+        (
+            r#"{"operation":"branch","branch":"base","delete":true,"create":true}"#,
+            "/delete",
+        ),
+        (
+            r#"{"operation":"branch","branch":"base","force":true}"#,
+            "/force",
+        ),
+        (
+            r#"{"operation":"branch","branch":"base","delete":true,"rev":"HEAD"}"#,
+            "/rev",
+        ),
+        (
+            r#"{"operation":"checkout","branch":"base","force":true}"#,
+            "/force",
+        ),
+    ] {
+        match f.call(args).await {
+            Err(tool_core::ToolError::InvalidArgs { path, .. }) => {
+                assert_eq!(path, field, "{args}");
+            }
+            other => panic!("{args}: {other:?}"),
+        }
+    }
+    assert!(f.git(&["branch", "--list"]).contains("base"));
+    git_fsck(&f);
+}
+
 #[tokio::test]
 async fn add_and_commit_interoperate_with_git() {
     let f = Fixture::repo();

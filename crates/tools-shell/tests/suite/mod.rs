@@ -4,6 +4,7 @@
 mod exec;
 mod hostile;
 mod jobs;
+mod limits;
 mod sandbox;
 
 use std::path::{Path, PathBuf};
