@@ -1,5 +1,8 @@
 //! Architecture invariants, checked from `cargo metadata`.
 
+// The invariant tests run cargo metadata and read manifests.
+#![allow(clippy::disallowed_methods)]
+
 use std::collections::BTreeMap;
 use std::process::Command;
 

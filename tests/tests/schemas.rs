@@ -1,6 +1,9 @@
 //! Every registered tool's schema, in every dialect: snapshot-tested and checked against the
 //! rules each provider enforces.
 
+// Snapshot tests read and write their snapshot files.
+#![allow(clippy::disallowed_methods)]
+
 use serde_json::Value;
 use tool_core::{Provider, schema};
 

@@ -137,6 +137,8 @@ pub struct LimitsConfig {
 impl Config {
     /// Loads `explicit`, else `toolshed.toml` in the workspace, else the user config file, else
     /// the defaults. Returns the file used, if any.
+    // Configuration is the operator's, read before any tool runs; it is not a tool's file access.
+    #[allow(clippy::disallowed_methods)]
     pub fn load(explicit: Option<&Path>, workspace: &Path) -> Result<(Config, Option<PathBuf>)> {
         let candidates: Vec<PathBuf> = match explicit {
             Some(p) => vec![p.to_path_buf()],

@@ -1,6 +1,9 @@
 //! Importing another MCP server's tools: from Toolshed's own server in memory, and from a
 //! server written with the official Python SDK started as a child process.
 
+// Test fixtures build real files and start real servers directly.
+#![allow(clippy::disallowed_methods)]
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;

@@ -1,6 +1,8 @@
 //! The MCP server driven by rmcp's own client over an in-memory pipe, with test tools that
 //! stream output, ask for approval, fail and return images.
 
+// Test fixtures build real files directly.
+#![allow(clippy::disallowed_methods)]
 // Logging is deprecated in protocol 2026-07-28 (SEP-2577) but tested here on purpose.
 #![allow(deprecated)]
 

@@ -6,6 +6,10 @@
 //! to a number of processes ([`ProcessSpec::max_processes`]): a per-run pids cgroup where one is
 //! writable, else RLIMIT_NPROC, and the result ([`PidsStatus`]) says which.
 
+// This module is the process helper every tool goes through: it is where programs start and /proc
+// and cgroup files are read.
+#![allow(clippy::disallowed_methods)]
+
 mod contain;
 mod pids;
 mod sandbox;

@@ -105,6 +105,8 @@ impl Tool for FindFiles {
     }
 }
 
+// Test fixtures build real files directly.
+#[allow(clippy::disallowed_methods)]
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -188,6 +188,8 @@ fn strip_ext(path: &str) -> &str {
     }
 }
 
+// Test fixtures build real files directly.
+#[allow(clippy::disallowed_methods)]
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;

@@ -20,6 +20,8 @@
 
 mod reader;
 mod schema;
+// Test fixtures build real files directly.
+#[allow(clippy::disallowed_methods)]
 #[cfg(test)]
 mod tests;
 

@@ -167,6 +167,8 @@ pub(crate) fn run(s: &Session, plan: &Plan) -> Result<Done, ToolError> {
     ))
 }
 
+// Test fixtures build real files directly.
+#[allow(clippy::disallowed_methods)]
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -270,6 +270,9 @@ fn confine(
     Ok((repo, root))
 }
 
+// libgit2 reports the repository's directories as it found them; comparing them with the
+// workspace roots needs their real location. Nothing is opened here.
+#[allow(clippy::disallowed_methods)]
 fn canonical(p: &Path) -> Result<PathBuf, ToolError> {
     std::fs::canonicalize(p).map_err(|e| {
         ToolError::Failed(format!(
