@@ -108,7 +108,14 @@ pub(crate) fn files_under(
 /// Orders `/`-separated paths component by component, so `a/b` sorts before `a-b` (a directory's
 /// contents stay together, as in `rg --sort path`).
 pub(crate) fn compare_paths(a: &str, b: &str) -> Ordering {
-    a.split('/').cmp(b.split('/'))
+    // Component order is byte order with `/` ranked below every other byte (paths hold no NUL):
+    // compare at the first differing byte instead of splitting both paths on every comparison.
+    let (x, y) = (a.as_bytes(), b.as_bytes());
+    let rank = |c: u8| if c == b'/' { 0 } else { c };
+    match x.iter().zip(y).position(|(p, q)| p != q) {
+        Some(i) => rank(x[i]).cmp(&rank(y[i])),
+        None => x.len().cmp(&y.len()),
+    }
 }
 
 /// Turns a path relative to `base` into a confined path, one checked component at a time.
@@ -604,6 +611,32 @@ mod tests {
         let mut v = vec!["a-b", "a/z", "a/b", "B", "a"];
         v.sort_by(|a, b| compare_paths(a, b));
         assert_eq!(v, ["B", "a", "a/b", "a/z", "a-b"]);
+    }
+
+    /// The byte comparison agrees with splitting on `/` for every pair of many small paths.
+    #[test]
+    fn byte_order_matches_component_order() {
+        let alphabet = ["a", "b", "-", ".", "/", "é", "A"];
+        let mut paths = vec![String::new()];
+        for _ in 0..3 {
+            let longer: Vec<String> = paths
+                .iter()
+                .flat_map(|p| alphabet.iter().map(move |c| format!("{p}{c}")))
+                .collect();
+            paths.extend(longer);
+        }
+        paths.retain(|p| {
+            !p.is_empty() && !p.starts_with('/') && !p.ends_with('/') && !p.contains("//")
+        });
+        for a in &paths {
+            for b in &paths {
+                assert_eq!(
+                    compare_paths(a, b),
+                    a.split('/').cmp(b.split('/')),
+                    "{a:?} vs {b:?}"
+                );
+            }
+        }
     }
 
     #[test]
