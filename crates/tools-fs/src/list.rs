@@ -1,5 +1,5 @@
 use async_trait::async_trait;
-use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use ignore::gitignore::Gitignore;
 use serde::Deserialize;
 use serde_json::json;
 use tool_core::schemars::{self, JsonSchema};
@@ -112,12 +112,24 @@ impl Lister<'_> {
             return Err(ToolError::Cancelled);
         }
         let entries = self.ws.read_dir(dir)?;
-        let pushed = if self.recursive && entries.iter().any(|e| e.name == ".gitignore") {
-            self.ignores.push(load_gitignore(self.ws, dir)?);
-            true
+        // The same loader as grep and find_files: read through the workspace, rooted at the
+        // directory's workspace-relative path; an unreadable file is skipped, not fatal.
+        let loaded = if self.recursive && entries.iter().any(|e| e.name == ".gitignore") {
+            let mut problems = crate::walk::Problems::default();
+            crate::walk::load_ignore(
+                self.ws,
+                dir,
+                ".gitignore",
+                std::path::Path::new(dir.rel()),
+                &mut problems,
+            )
         } else {
-            false
+            None
         };
+        let pushed = loaded.is_some();
+        if let Some(ig) = loaded {
+            self.ignores.push(ig);
+        }
         let mut dirs = Vec::new();
         let mut files = Vec::new();
         for e in entries {
@@ -181,23 +193,4 @@ impl Lister<'_> {
             format!("{}/{rel}", self.base.rel())
         }
     }
-}
-
-/// Builds a matcher from `dir/.gitignore`, read through the workspace.
-fn load_gitignore(ws: &Workspace, dir: &WsPath) -> Result<Gitignore, ToolError> {
-    let file = dir.join(".gitignore")?;
-    let bytes = ws.read_to_end(&file, 1024 * 1024)?;
-    let root = if dir.rel().is_empty() {
-        String::new()
-    } else {
-        dir.rel().to_string()
-    };
-    let mut builder = GitignoreBuilder::new(&root);
-    for line in String::from_utf8_lossy(&bytes).lines() {
-        // A bad line is skipped, as git does.
-        let _ = builder.add_line(None, line);
-    }
-    builder
-        .build()
-        .map_err(|e| ToolError::Failed(format!("{file} could not be parsed: {e}.")))
 }

@@ -157,7 +157,7 @@ fn ancestor_ignores(
 /// Builds a matcher from `dir/name` read through the workspace, rooted at `root` (the path the
 /// walker's candidates are matched against). Absent files give `None`; unreadable ones are
 /// reported and skipped.
-fn load_ignore(
+pub(crate) fn load_ignore(
     ws: &Workspace,
     dir: &WsPath,
     name: &str,
