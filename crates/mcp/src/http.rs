@@ -89,6 +89,21 @@ pub async fn bind(
     addr: SocketAddr,
     options: HttpOptions,
 ) -> Result<Bound, McpError> {
+    bind_handler(move || server.for_new_session(), addr, options).await
+}
+
+/// [`bind`] for any rmcp `ServerHandler` (for instance one that wraps an [`McpServer`] and
+/// adds resources or prompts), behind the same checks; `new_session` makes the handler of
+/// each new HTTP session.
+pub async fn bind_handler<S, F>(
+    new_session: F,
+    addr: SocketAddr,
+    options: HttpOptions,
+) -> Result<Bound, McpError>
+where
+    S: rmcp::ServerHandler + Send + 'static,
+    F: Fn() -> S + Send + Sync + 'static,
+{
     let token = options.token.filter(|t| !t.is_empty());
     let loopback = addr.ip().is_loopback();
     let allowed = loopback || (options.allow_remote && token.is_some());
@@ -124,7 +139,7 @@ pub async fn bind(
         None => config.disable_allowed_hosts().disable_allowed_origins(),
     };
     let service = StreamableHttpService::new(
-        move || Ok(server.for_new_session()),
+        move || Ok(new_session()),
         Arc::new(LocalSessionManager::default()),
         config,
     );
