@@ -38,16 +38,11 @@ impl Tool for FileAppend {
     }
 
     async fn call(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
-        let max = ctx.limits.max_write_bytes;
-        if args.content.len() > max {
-            return Err(ToolError::invalid(
-                "/content",
-                format!(
-                    "the content is {} bytes, more than the {max}-byte limit; append it in smaller parts",
-                    args.content.len()
-                ),
-            ));
-        }
+        crate::text::check_content_size(
+            &args.content,
+            ctx.limits.max_write_bytes,
+            "append it in smaller parts",
+        )?;
         let path = ctx.workspace.resolve(&args.path)?;
         let ws = ctx.workspace.clone();
         blocking(ctx, move || {

@@ -18,3 +18,21 @@ pub(crate) fn unified_diff(path: &str, old: &str, new: &str) -> String {
 pub(crate) fn squash_ws(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
+
+/// Refuses `content` longer than `max` bytes, with `advice` on how to send it instead.
+pub(crate) fn check_content_size(
+    content: &str,
+    max: usize,
+    advice: &str,
+) -> Result<(), tool_core::ToolError> {
+    if content.len() > max {
+        return Err(tool_core::ToolError::invalid(
+            "/content",
+            format!(
+                "the content is {} bytes, more than the {max}-byte limit; {advice}",
+                content.len()
+            ),
+        ));
+    }
+    Ok(())
+}

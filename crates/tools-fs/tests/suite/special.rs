@@ -179,3 +179,31 @@ async fn paging_at_the_end_of_a_file() {
         }
     }
 }
+
+/// The write size cap, for both tools that write content: one byte over is refused with nothing
+/// written, exactly at the cap succeeds.
+#[tokio::test]
+async fn write_size_cap_with_benign_twin() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = Workspace::local(dir.path()).unwrap();
+    let limits = Limits {
+        max_write_bytes: 16,
+        ..Limits::default()
+    };
+    let ctx = ToolContext::new(ws, Arc::new(Policy::supervised()), Arc::new(limits));
+    let s = stack();
+    for tool in ["file_write", "file_append"] {
+        let path = format!("{tool}.txt");
+        let over = s
+            .call(tool, json!({"path": path, "content": "x".repeat(17)}), ctx.for_call())
+            .await
+            .unwrap_err();
+        assert_eq!(over.kind(), ErrorKind::InvalidArgs, "{tool}: {over}");
+        assert!(over.to_string().contains("16-byte limit"), "{tool}: {over}");
+        assert!(!dir.path().join(&path).exists(), "{tool} wrote despite the refusal");
+        s.call(tool, json!({"path": path, "content": "y".repeat(16)}), ctx.for_call())
+            .await
+            .unwrap();
+        assert_eq!(std::fs::read(dir.path().join(&path)).unwrap().len(), 16, "{tool}");
+    }
+}

@@ -164,7 +164,7 @@ fn switch(s: &Session, name: &str, create: bool, rev: Option<&str>) -> Result<Do
     safe_checkout(s, Some(target.as_object()), &[], false)?;
     repo.set_head(&refname)
         .map_err(|e| git_error(e, "switch branches"))?;
-    let kept = local_changes(s)?;
+    let kept = super::tracked_changes(s)?;
     let mut text = format!(
         "Switched to branch {name} at {} ({}).\n",
         short(repo, target.id()),
@@ -258,19 +258,4 @@ fn restore(s: &Session, rev: Option<&str>) -> Result<Done, ToolError> {
         json!({"restored": updated, "from": from}),
         "the list of restored files was too long",
     ))
-}
-
-/// Paths with uncommitted changes (tracked files only).
-fn local_changes(s: &Session) -> Result<Vec<String>, ToolError> {
-    let mut opts = StatusOptions::new();
-    opts.include_untracked(false);
-    let statuses = s
-        .repo
-        .statuses(Some(&mut opts))
-        .map_err(|e| git_error(e, "read the status"))?;
-    Ok(statuses
-        .iter()
-        .filter(|e| !e.status().is_ignored() && !e.status().is_empty())
-        .map(|e| String::from_utf8_lossy(e.path_bytes()).into_owned())
-        .collect())
 }

@@ -115,6 +115,21 @@ pub(crate) fn git_error(e: git2::Error, doing: &str) -> ToolError {
 }
 
 /// Stops a loop when the call was cancelled.
+/// Tracked files with staged or unstaged changes (checkout and stash refuse to lose them).
+pub(crate) fn tracked_changes(s: &repo::Session) -> Result<Vec<String>, ToolError> {
+    let mut opts = git2::StatusOptions::new();
+    opts.include_untracked(false);
+    let statuses = s
+        .repo
+        .statuses(Some(&mut opts))
+        .map_err(|e| git_error(e, "read the status"))?;
+    Ok(statuses
+        .iter()
+        .filter(|e| !e.status().is_ignored() && !e.status().is_empty())
+        .map(|e| String::from_utf8_lossy(e.path_bytes()).into_owned())
+        .collect())
+}
+
 pub(crate) fn check_cancel(cancel: &CancellationToken) -> Result<(), ToolError> {
     if cancel.is_cancelled() {
         Err(ToolError::Cancelled)

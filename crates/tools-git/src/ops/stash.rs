@@ -1,7 +1,7 @@
 //! `stash`: push, pop, apply, drop and list, through libgit2's stash (SAFE checkouts; a pop
 //! that conflicts keeps the stash).
 
-use git2::{ErrorCode, StashApplyOptions, StatusOptions};
+use git2::{ErrorCode, StashApplyOptions};
 use serde_json::json;
 use tool_core::ToolError;
 
@@ -57,21 +57,6 @@ fn list(s: &mut Session) -> Result<Done, ToolError> {
     ))
 }
 
-/// Tracked files with staged or unstaged changes.
-fn changed_files(s: &Session) -> Result<Vec<String>, ToolError> {
-    let mut opts = StatusOptions::new();
-    opts.include_untracked(false);
-    let statuses = s
-        .repo
-        .statuses(Some(&mut opts))
-        .map_err(|e| git_error(e, "read the status"))?;
-    Ok(statuses
-        .iter()
-        .filter(|e| !e.status().is_ignored() && !e.status().is_empty())
-        .map(|e| String::from_utf8_lossy(e.path_bytes()).into_owned())
-        .collect())
-}
-
 fn push(s: &mut Session, message: Option<&str>) -> Result<Done, ToolError> {
     s.require_clean_state("stash")?;
     let config = s
@@ -83,7 +68,7 @@ fn push(s: &mut Session, message: Option<&str>) -> Result<Done, ToolError> {
         // libgit2 1.9's path-limited stash resets the whole working tree while saving only the
         // given paths, which would silently lose every other change. So paths are accepted only
         // when every change lies under them, and then the whole (equivalent) stash is taken.
-        let all = changed_files(s)?;
+        let all = super::tracked_changes(s)?;
         let outside: Vec<&String> = all
             .iter()
             .filter(|f| !matches_literal(&s.specs, f))
