@@ -195,15 +195,30 @@ async fn write_size_cap_with_benign_twin() {
     for tool in ["file_write", "file_append"] {
         let path = format!("{tool}.txt");
         let over = s
-            .call(tool, json!({"path": path, "content": "x".repeat(17)}), ctx.for_call())
+            .call(
+                tool,
+                json!({"path": path, "content": "x".repeat(17)}),
+                ctx.for_call(),
+            )
             .await
             .unwrap_err();
         assert_eq!(over.kind(), ErrorKind::InvalidArgs, "{tool}: {over}");
         assert!(over.to_string().contains("16-byte limit"), "{tool}: {over}");
-        assert!(!dir.path().join(&path).exists(), "{tool} wrote despite the refusal");
-        s.call(tool, json!({"path": path, "content": "y".repeat(16)}), ctx.for_call())
-            .await
-            .unwrap();
-        assert_eq!(std::fs::read(dir.path().join(&path)).unwrap().len(), 16, "{tool}");
+        assert!(
+            !dir.path().join(&path).exists(),
+            "{tool} wrote despite the refusal"
+        );
+        s.call(
+            tool,
+            json!({"path": path, "content": "y".repeat(16)}),
+            ctx.for_call(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            std::fs::read(dir.path().join(&path)).unwrap().len(),
+            16,
+            "{tool}"
+        );
     }
 }
