@@ -15,6 +15,9 @@ use tool_core::{Decision, Limits, Policy};
 pub struct Config {
     /// The seed profile to expose when `--profile` is not given.
     pub profile: Option<String>,
+    /// Where memory, key-value and cron databases live (default: `$TOOLSHED_DATA_DIR`, else
+    /// `$XDG_DATA_HOME/toolshed`, else `~/.local/share/toolshed`).
+    pub data_dir: Option<PathBuf>,
     /// The policy.
     #[serde(default)]
     pub policy: PolicyConfig,
@@ -24,6 +27,9 @@ pub struct Config {
     /// The shell tools.
     #[serde(default)]
     pub shell: ShellConfig,
+    /// The scheduling tools and `toolshed cron daemon`.
+    #[serde(default)]
+    pub cron: CronConfig,
     /// Other MCP servers whose tools are imported as `name__tool` (stdio transport).
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
@@ -41,6 +47,16 @@ pub struct McpServerConfig {
     /// Environment variables set for it.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+}
+
+/// `[cron]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CronConfig {
+    /// The shortest gap allowed between two runs of a recurring job, in seconds (60).
+    pub min_interval_secs: Option<u64>,
+    /// The most jobs one workspace may hold (100).
+    pub max_jobs: Option<usize>,
 }
 
 /// `[shell]`.
@@ -208,6 +224,37 @@ impl Config {
         }
         if let Some(v) = s.max_processes {
             c.max_processes = Some(v);
+        }
+        c
+    }
+
+    /// The data directory (see [`Config::data_dir`]).
+    pub fn data_dir(&self) -> PathBuf {
+        if let Some(d) = &self.data_dir {
+            return d.clone();
+        }
+        let env = |k: &str| {
+            std::env::var_os(k)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        env("TOOLSHED_DATA_DIR")
+            .or_else(|| env("XDG_DATA_HOME").map(|d| d.join("toolshed")))
+            .or_else(|| env("HOME").map(|h| h.join(".local/share/toolshed")))
+            .unwrap_or_else(|| PathBuf::from(".toolshed"))
+    }
+
+    /// The settings of the scheduling tools, running commands with `runner`.
+    pub fn cron_config(
+        &self,
+        runner: std::sync::Arc<dyn tool_core::JobRunner>,
+    ) -> tools_cron::Config {
+        let mut c = tools_cron::Config::new(self.data_dir().join("cron.db"), runner);
+        if let Some(s) = self.cron.min_interval_secs {
+            c = c.with_min_interval(Duration::from_secs(s));
+        }
+        if let Some(n) = self.cron.max_jobs {
+            c = c.with_max_jobs(n);
         }
         c
     }

@@ -2,9 +2,14 @@
 //! limits from configuration, and runs calls through the layer stack.
 
 pub mod config;
+mod runner;
+
+use std::sync::Arc;
 
 use anyhow::{Result, bail};
 use tool_core::{Alias, PROFILES, Registry};
+
+pub use runner::ShellJobRunner;
 
 /// Every tool this build includes, under canonical names, with default settings.
 pub fn registry() -> Result<Registry> {
@@ -17,7 +22,15 @@ pub fn registry_with(config: &config::Config) -> Result<Registry> {
     registry.register_all(tools_fs::tools(&tools_fs::Config::default()))?;
     registry.register_all(tools_git::tools(&tools_git::Config::default()))?;
     registry.register_all(tools_shell::tools(&config.shell_config()))?;
+    registry.register_all(tools_cron::tools(&cron_config(config)?))?;
     Ok(registry)
+}
+
+/// The scheduling settings, with jobs run through the shell tool as this configuration sets it
+/// up (same parser, policy, sandbox and limits as an interactive `shell` call).
+pub fn cron_config(config: &config::Config) -> Result<tools_cron::Config> {
+    let runner = ShellJobRunner::new(&config.shell_config())?;
+    Ok(config.cron_config(Arc::new(runner)))
 }
 
 /// Starts the MCP servers of `[mcp_servers]` and adds their tools (`name__tool`) to `registry`.
@@ -49,7 +62,13 @@ pub async fn import_mcp_servers(config: &config::Config, registry: &mut Registry
 
 /// Every seed-compatible alias this build knows.
 pub fn aliases() -> Vec<Alias> {
-    [tools_fs::ALIASES, tools_git::ALIASES, tools_shell::ALIASES].concat()
+    [
+        tools_fs::ALIASES,
+        tools_git::ALIASES,
+        tools_shell::ALIASES,
+        tools_cron::ALIASES,
+    ]
+    .concat()
 }
 
 /// The registry a profile exposes (`None`: canonical names).

@@ -82,10 +82,29 @@ enum Command {
     Mcp(mcp_cmd::McpArgs),
     /// A guided five-minute tour in a temporary workspace: list, call, and see a refusal.
     Tour,
+    /// Scheduled jobs: `toolshed cron daemon` runs the jobs of this workspace as they fall due.
+    #[command(subcommand)]
+    Cron(CronCommand),
     /// Print shell completions.
     Completions {
         /// The shell.
         shell: clap_complete::Shell,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum CronCommand {
+    /// Run the workspace's due jobs until stopped (Ctrl-C or SIGTERM).
+    ///
+    /// Each occurrence is leased in the database before it starts, so a restart neither
+    /// repeats nor loses a run and several daemons on one database never run the same
+    /// occurrence twice. Occurrences missed while no daemon ran collapse into one catch-up
+    /// run. Commands run through the shell tool under this workspace's policy.
+    Daemon {
+        /// The longest wait between two looks at the database, in seconds (jobs added by
+        /// other processes are seen within this time).
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=300))]
+        poll_secs: u64,
     },
 }
 
@@ -188,6 +207,56 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             mcp_cmd::run(&cli.workspace, cli.config.as_deref(), cli.profile, args).await
         }
         Command::Tour => tour::run().await,
+        Command::Cron(CronCommand::Daemon { poll_secs }) => {
+            let session = Session::open(
+                &cli.workspace,
+                cli.config.as_deref(),
+                cli.profile,
+                false,
+                false,
+            )
+            .await?;
+            let cron = toolshed_cli::cron_config(&session.config)?;
+            let daemon = tools_cron::Daemon::new(&cron, session.ctx.for_call());
+            eprintln!(
+                "toolshed cron daemon: running the jobs of {} from {} (Ctrl-C stops).",
+                session
+                    .ctx
+                    .workspace
+                    .roots()
+                    .first()
+                    .map(|r| r.path.display().to_string())
+                    .unwrap_or_default(),
+                cron.database.display()
+            );
+            let cancel = tool_core::CancellationToken::new();
+            let stop = cancel.clone();
+            tokio::spawn(async move {
+                shutdown_signal().await;
+                stop.cancel();
+            });
+            daemon
+                .run(cancel, std::time::Duration::from_secs(poll_secs))
+                .await
+                .map_err(|e| anyhow::anyhow!("{}", e.model_message()))?;
+            eprintln!("toolshed cron daemon: stopped.");
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
     }
 }
 
@@ -195,6 +264,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
 pub(crate) struct Session {
     pub(crate) stack: Stack,
     pub(crate) ctx: ToolContext,
+    pub(crate) config: Config,
 }
 
 impl Session {
@@ -234,6 +304,7 @@ impl Session {
                 )
             })?,
         };
+        check_data_dir(&config.data_dir(), &ws)?;
         let approver: Arc<dyn Approver> = if yes {
             Arc::new(ApproveAll)
         } else if interactive && std::io::stderr().is_terminal() {
@@ -246,7 +317,7 @@ impl Session {
             stack = stack.with_rate_limit(rate);
         }
         let ctx = ToolContext::new(ws, Arc::new(policy), Arc::new(limits));
-        Ok(Session { stack, ctx })
+        Ok(Session { stack, ctx, config })
     }
 
     pub(crate) async fn call(&self, tool: &str, raw_args: &str) -> Result<ToolOutput, ToolError> {
@@ -254,6 +325,45 @@ impl Session {
             .call_json(tool, raw_args, self.ctx.for_call())
             .await
     }
+}
+
+/// Refuses a data directory that tools could write to: a model that can edit the job database
+/// could schedule commands without the policy seeing them at add time.
+// The data directory is the operator's configuration, resolved before any tool runs.
+#[allow(clippy::disallowed_methods)]
+fn check_data_dir(data_dir: &Path, ws: &Workspace) -> Result<()> {
+    let mut abs = std::env::current_dir()
+        .map(|cwd| cwd.join(data_dir))
+        .unwrap_or_else(|_| data_dir.to_path_buf());
+    // Resolve links in the part that exists; the rest is appended as written.
+    let mut rest = Vec::new();
+    let resolved = loop {
+        if let Ok(c) = std::fs::canonicalize(&abs) {
+            break c;
+        }
+        match (abs.file_name().map(|n| n.to_os_string()), abs.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                abs = parent.to_path_buf();
+            }
+            _ => break abs,
+        }
+    };
+    let full = rest.iter().rev().fold(resolved, |p, n| p.join(n));
+    for root in ws
+        .roots()
+        .iter()
+        .filter(|r| r.writable && r.path != Path::new("/"))
+    {
+        if full.starts_with(&root.path) {
+            anyhow::bail!(
+                "the data directory {} is inside the writable root {}, where tools could rewrite the job and memory databases; set data_dir in toolshed.toml (or TOOLSHED_DATA_DIR) to a directory outside it",
+                full.display(),
+                root.path.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Prompts on the terminal.

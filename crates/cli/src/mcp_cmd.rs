@@ -56,7 +56,8 @@ pub(crate) async fn run(
     args: McpArgs,
 ) -> Result<ExitCode> {
     // Not interactive and no --yes: approvals go through MCP elicitation or are refused.
-    let Session { stack, ctx } = Session::open(workspace, config, profile, false, false).await?;
+    let Session { stack, ctx, .. } =
+        Session::open(workspace, config, profile, false, false).await?;
     let stack = match &args.tools {
         Some(names) => restrict(stack, names, &ctx)?,
         None => stack,

@@ -217,6 +217,21 @@ impl Registry {
         self.entries.is_empty()
     }
 
+    /// Validates `args` for `name` and works out what the call would touch, without running it
+    /// or asking the policy. Used to judge work that runs later (a scheduled command) when it is
+    /// set up; the stack still checks the call again when it runs.
+    pub fn prepare(
+        &self,
+        name: &str,
+        args: Value,
+        ctx: &crate::context::ToolContext,
+    ) -> Result<crate::tool::PreparedCall, ToolError> {
+        let entry = self.entry(name)?;
+        let args = entry.check(args)?;
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| entry.tool.prepare(ctx, args)))
+            .map_err(|_| ToolError::internal(format!("the tool `{name}` panicked in prepare")))?
+    }
+
     pub(crate) fn entry(&self, name: &str) -> Result<&Entry, ToolError> {
         self.entries.get(name).ok_or_else(|| {
             let close = self.closest(name);

@@ -1,5 +1,6 @@
 mod call;
 mod commands;
+mod cron;
 mod mcp;
 
 use std::path::Path;

@@ -1,0 +1,3 @@
+mod daemon;
+mod harness;
+mod tools;

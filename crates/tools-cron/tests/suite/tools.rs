@@ -1,0 +1,386 @@
+//! The tools through the real stack: ids, limits, policy at add time, history, `schedule`.
+
+use serde_json::json;
+use tool_core::{ErrorKind, ToolError};
+
+use super::harness::{fixture, fixture_with};
+
+fn kind(r: Result<tool_core::ToolOutput, ToolError>) -> ErrorKind {
+    r.map(|_| ()).expect_err("expected an error").kind()
+}
+
+#[tokio::test]
+async fn building_the_tools_creates_no_file() {
+    let f = fixture();
+    assert!(!f.db.exists());
+    assert!(!f.db.parent().unwrap().exists());
+    f.ok("cron_list", json!({})).await;
+    assert!(f.db.exists(), "the first call opens the database");
+}
+
+#[tokio::test]
+async fn ids_never_repeat_after_removals_or_reopening() {
+    let f = fixture();
+    let mut ids = Vec::new();
+    for i in 0..3 {
+        let v = f
+            .ok(
+                "cron_add",
+                json!({"expression": "@daily", "command": format!("echo {i}")}),
+            )
+            .await;
+        ids.push(v["job"]["id"].as_i64().unwrap());
+    }
+    // Remove the newest: a plain rowid table would hand its id out again.
+    f.ok("cron_remove", json!({"job_id": ids[2]})).await;
+    let v = f
+        .ok(
+            "cron_add",
+            json!({"expression": "@daily", "command": "echo 3"}),
+        )
+        .await;
+    let fourth = v["job"]["id"].as_i64().unwrap();
+    assert!(!ids.contains(&fourth), "{fourth} reused from {ids:?}");
+    ids.push(fourth);
+    // Remove everything, then open the database again from a fresh registry.
+    for id in &ids[..2] {
+        f.ok("cron_remove", json!({"job_id": id})).await;
+    }
+    f.ok("cron_remove", json!({"job_id": fourth})).await;
+    let g = {
+        let mut registry = tool_core::Registry::new();
+        registry
+            .register_all(tools_cron::tools(&f.config()))
+            .unwrap();
+        tool_core::Stack::new(registry)
+    };
+    let out = g
+        .call_json(
+            "cron_add",
+            &json!({"expression": "@daily", "command": "echo 4"}).to_string(),
+            f.ctx.for_call(),
+        )
+        .await
+        .unwrap();
+    let fifth = out.structured.unwrap()["job"]["id"].as_i64().unwrap();
+    assert!(ids.iter().all(|i| *i < fifth), "{fifth} after {ids:?}");
+    // Removing a removed job says so.
+    assert_eq!(
+        kind(f.call("cron_remove", json!({"job_id": ids[0]})).await),
+        ErrorKind::NotFound
+    );
+}
+
+#[tokio::test]
+async fn schedules_faster_than_the_minimum_interval_are_refused() {
+    let f = fixture();
+    // (expression, allowed under the default 60 s minimum)
+    let table = [
+        ("* * * * * *", false),
+        ("*/30 * * * * *", false),
+        ("0,30 * * * * *", false),
+        ("*/10 * 3 * * *", false),
+        ("* * * * *", true),
+        ("0 * * * * *", true),
+        ("*/5 * * * *", true),
+        ("@hourly", true),
+    ];
+    for (expr, allowed) in table {
+        let r = f
+            .call("cron_add", json!({"expression": expr, "command": "echo x"}))
+            .await;
+        match (allowed, r) {
+            (true, Ok(_)) => {}
+            (false, Err(ToolError::InvalidArgs { path, message })) => {
+                assert_eq!(path, "expression");
+                assert!(message.contains("minimum interval"), "{expr}: {message}");
+            }
+            (a, r) => panic!("{expr}: allowed={a} but got {r:?}"),
+        }
+    }
+    // A stricter minimum refuses what the default allows.
+    let strict = fixture_with(|c| c.with_min_interval(std::time::Duration::from_secs(600)));
+    assert_eq!(
+        kind(
+            strict
+                .call(
+                    "cron_add",
+                    json!({"expression": "*/5 * * * *", "command": "echo x"})
+                )
+                .await
+        ),
+        ErrorKind::InvalidArgs
+    );
+    strict
+        .ok(
+            "cron_add",
+            json!({"expression": "*/10 * * * *", "command": "echo x"}),
+        )
+        .await;
+}
+
+#[tokio::test]
+async fn the_job_cap_is_per_workspace() {
+    let f = fixture_with(|c| c.with_max_jobs(2));
+    for i in 0..2 {
+        f.ok(
+            "cron_add",
+            json!({"delay": "1h", "command": format!("echo {i}")}),
+        )
+        .await;
+    }
+    let err = f
+        .call("cron_add", json!({"delay": "1h", "command": "echo 2"}))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("max_jobs"), "{err}");
+    // Another workspace on the same database still has room.
+    let other = tempfile::tempdir().unwrap();
+    let ctx = super::harness::context(other.path(), tool_core::Policy::supervised());
+    f.stack
+        .call_json(
+            "cron_add",
+            &json!({"delay": "1h", "command": "echo other"}).to_string(),
+            ctx,
+        )
+        .await
+        .unwrap();
+    // And cannot see this workspace's jobs.
+    let listed = f.ok("cron_list", json!({})).await;
+    assert_eq!(listed["jobs"].as_array().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn the_policy_judges_the_command_when_the_job_is_added() {
+    let f = fixture();
+    // (command, allowed in supervised mode) — each refusal beside a benign twin.
+    let table = [
+        ("rm -rf build", false),
+        ("echo build", true),
+        ("rm x", false),
+        ("ls x", true),
+    ];
+    for (command, allowed) in table {
+        let r = f
+            .call(
+                "cron_add",
+                json!({"expression": "@daily", "command": command}),
+            )
+            .await;
+        match (allowed, r) {
+            (true, Ok(_)) => {}
+            (false, Err(ToolError::Denied(m))) => assert!(m.contains("cron_add"), "{m}"),
+            (a, r) => panic!("{command}: allowed={a} but got {r:?}"),
+        }
+    }
+    // Nothing denied was stored.
+    let listed = f.ok("cron_list", json!({})).await;
+    let commands: Vec<&str> = listed["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["command"].as_str().unwrap())
+        .collect();
+    assert_eq!(commands, ["echo build", "ls x"]);
+    // Changing a job's command is judged the same way.
+    let id = listed["jobs"][0]["id"].as_i64().unwrap();
+    assert_eq!(
+        kind(
+            f.call("cron_update", json!({"job_id": id, "command": "rm -rf /"}))
+                .await
+        ),
+        ErrorKind::Denied
+    );
+    f.ok(
+        "cron_update",
+        json!({"job_id": id, "command": "echo again"}),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn arguments_are_checked_before_anything_is_stored() {
+    let f = fixture();
+    let table = [
+        (json!({"command": "echo x"}), "expression"),
+        (json!({"expression": "@daily"}), "command"),
+        (
+            json!({"expression": "@daily", "delay": "1m", "command": "echo x"}),
+            "delay",
+        ),
+        (
+            json!({"expression": "@daily", "command": "echo x", "prompt": "p"}),
+            "prompt",
+        ),
+        (
+            json!({"expression": "0 9 * * 9", "command": "echo x"}),
+            "expression",
+        ),
+        (
+            json!({"expression": "@daily", "command": "echo x", "timezone": "Nowhere/Land"}),
+            "expression",
+        ),
+        (
+            json!({"delay": "1m", "command": "echo x", "timezone": "UTC"}),
+            "timezone",
+        ),
+        (json!({"delay": "soon", "command": "echo x"}), "delay"),
+        (json!({"expression": "@daily", "command": "   "}), "command"),
+        (
+            json!({"expression": "@daily", "command": "echo \u{0}x"}),
+            "command",
+        ),
+        (
+            json!({"expression": "@daily", "command": "x".repeat(20_000)}),
+            "command",
+        ),
+        (
+            json!({"expression": "@daily", "command": "echo x", "name": "a\nb"}),
+            "name",
+        ),
+    ];
+    for (args, field) in table {
+        match f.call("cron_add", args.clone()).await {
+            Err(ToolError::InvalidArgs { path, .. }) => assert_eq!(path, field, "{args}"),
+            other => panic!("{args}: {other:?}"),
+        }
+    }
+    let listed = f.ok("cron_list", json!({})).await;
+    assert!(listed["jobs"].as_array().unwrap().is_empty());
+    // Prompts need an agent: the runner says so at add time.
+    let err = f
+        .call(
+            "cron_add",
+            json!({"delay": "1m", "prompt": "summarise the logs"}),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("agent"), "{err}");
+}
+
+#[tokio::test]
+async fn manual_runs_are_recorded_in_history() {
+    let f = fixture();
+    let ok = f
+        .ok(
+            "cron_add",
+            json!({"expression": "@daily", "command": "echo hello"}),
+        )
+        .await["job"]["id"]
+        .as_i64()
+        .unwrap();
+    let bad = f
+        .ok(
+            "cron_add",
+            json!({"expression": "@daily", "command": "fail now"}),
+        )
+        .await["job"]["id"]
+        .as_i64()
+        .unwrap();
+    let r = f.ok("cron_run", json!({"job_id": ok})).await;
+    assert_eq!(r["status"], "ok");
+    assert_eq!(r["exit_code"], 0);
+    let r = f.ok("cron_run", json!({"job_id": bad})).await;
+    assert_eq!(r["status"], "failed");
+    assert_eq!(r["exit_code"], 3);
+    f.ok("cron_run", json!({"job_id": ok})).await;
+
+    let runs = f.ok("cron_runs", json!({"job_id": ok})).await;
+    let runs = runs["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    for run in runs {
+        assert_eq!(run["trigger"], "manual");
+        assert_eq!(run["status"], "ok");
+        assert_eq!(run["output"], "hello");
+        assert!(run["finished_at"].is_string());
+    }
+    // Newest first.
+    assert!(runs[0]["run_id"].as_i64() > runs[1]["run_id"].as_i64());
+    let limited = f.ok("cron_runs", json!({"job_id": ok, "limit": 1})).await;
+    assert_eq!(limited["runs"].as_array().unwrap().len(), 1);
+    // A manual run leaves the schedule alone.
+    let job = f
+        .ok("schedule", json!({"action": "get", "job_id": ok}))
+        .await;
+    assert!(job["job"]["last_run"].is_null());
+    assert_eq!(f.runner.count("echo hello"), 2);
+}
+
+#[tokio::test]
+async fn the_schedule_tool_covers_the_same_jobs() {
+    let f = fixture();
+    let created = f
+        .ok(
+            "schedule",
+            json!({"action": "create", "expression": "30 2 * * 1-5", "command": "echo nightly", "timezone": "Europe/Berlin", "name": "nightly"}),
+        )
+        .await;
+    let id = created["job"]["id"].as_i64().unwrap();
+    assert_eq!(created["job"]["schedule"]["timezone"], "Europe/Berlin");
+    let once = f
+        .ok(
+            "schedule",
+            json!({"action": "once", "delay": "10m", "command": "echo once"}),
+        )
+        .await;
+    assert_eq!(once["job"]["type"], "once");
+    assert_eq!(
+        kind(
+            f.call(
+                "schedule",
+                json!({"action": "once", "expression": "@daily", "command": "echo x"})
+            )
+            .await
+        ),
+        ErrorKind::InvalidArgs
+    );
+    assert_eq!(
+        kind(f.call("schedule", json!({"action": "get"})).await),
+        ErrorKind::InvalidArgs
+    );
+
+    let paused = f
+        .ok("schedule", json!({"action": "pause", "job_id": id}))
+        .await;
+    assert_eq!(paused["job"]["paused"], true);
+    let resumed = f
+        .ok("schedule", json!({"action": "resume", "job_id": id}))
+        .await;
+    assert_eq!(resumed["job"]["paused"], false);
+    assert!(resumed["job"]["next_run"].is_string());
+
+    let listed = f.ok("schedule", json!({"action": "list"})).await;
+    assert_eq!(listed["jobs"].as_array().unwrap().len(), 2);
+    f.ok("schedule", json!({"action": "cancel", "job_id": id}))
+        .await;
+    let listed = f.ok("cron_list", json!({})).await;
+    assert_eq!(listed["jobs"].as_array().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn jobs_of_another_workspace_are_invisible() {
+    let f = fixture();
+    let id = f
+        .ok(
+            "cron_add",
+            json!({"expression": "@daily", "command": "echo mine"}),
+        )
+        .await["job"]["id"]
+        .as_i64()
+        .unwrap();
+    let other = tempfile::tempdir().unwrap();
+    let ctx = super::harness::context(other.path(), tool_core::Policy::supervised());
+    for (tool, args) in [
+        ("cron_run", json!({"job_id": id})),
+        ("cron_runs", json!({"job_id": id})),
+        ("cron_remove", json!({"job_id": id})),
+        ("cron_update", json!({"job_id": id, "paused": true})),
+    ] {
+        let r = f
+            .stack
+            .call_json(tool, &args.to_string(), ctx.for_call())
+            .await;
+        assert_eq!(kind(r), ErrorKind::NotFound, "{tool}");
+    }
+    assert_eq!(f.runner.total(), 0);
+}
