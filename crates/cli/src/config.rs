@@ -30,6 +30,9 @@ pub struct Config {
     /// The scheduling tools and `toolshed cron daemon`.
     #[serde(default)]
     pub cron: CronConfig,
+    /// The memory tools.
+    #[serde(default)]
+    pub memory: MemoryConfig,
     /// Other MCP servers whose tools are imported as `name__tool` (stdio transport).
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
@@ -57,6 +60,23 @@ pub struct CronConfig {
     pub min_interval_secs: Option<u64>,
     /// The most jobs one workspace may hold (100).
     pub max_jobs: Option<usize>,
+}
+
+/// `[memory]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryConfig {
+    /// An OpenAI-compatible embeddings API base (`http://127.0.0.1:11434/v1` for Ollama);
+    /// set it and `embedding_model` for hybrid recall. Unset: keyword recall only.
+    pub embedding_url: Option<String>,
+    /// The embedding model (`nomic-embed-text`, `text-embedding-3-small`…).
+    pub embedding_model: Option<String>,
+    /// The environment variable holding the endpoint's bearer key, if it needs one.
+    pub embedding_api_key_env: Option<String>,
+    /// The dimension the model returns, when known.
+    pub embedding_dimensions: Option<usize>,
+    /// Half-life of a memory's recall weight in days; `core` memories never decay (no decay).
+    pub decay_half_life_days: Option<f64>,
 }
 
 /// `[shell]`.
@@ -242,6 +262,35 @@ impl Config {
             .or_else(|| env("XDG_DATA_HOME").map(|d| d.join("toolshed")))
             .or_else(|| env("HOME").map(|h| h.join(".local/share/toolshed")))
             .unwrap_or_else(|| PathBuf::from(".toolshed"))
+    }
+
+    /// The settings of the memory tools.
+    pub fn memory_config(&self) -> Result<tools_memory::Config> {
+        let m = &self.memory;
+        let mut c = tools_memory::Config::new(self.data_dir().join("memory.db"));
+        match (&m.embedding_url, &m.embedding_model) {
+            (Some(url), Some(model)) => {
+                let mut e = tools_memory::EmbeddingConfig::new(url, model);
+                if let Some(k) = &m.embedding_api_key_env {
+                    e = e.with_api_key_env(k);
+                }
+                if let Some(d) = m.embedding_dimensions {
+                    e = e.with_dimensions(d);
+                }
+                c = c.with_embedding(e);
+            }
+            (None, None) => {}
+            _ => bail!(
+                "memory.embedding_url and memory.embedding_model go together; set both for hybrid recall, or neither for keyword recall"
+            ),
+        }
+        if let Some(d) = m.decay_half_life_days {
+            if !(d.is_finite() && d > 0.0) {
+                bail!("memory.decay_half_life_days must be a positive number of days");
+            }
+            c = c.with_decay_half_life_days(d);
+        }
+        Ok(c)
     }
 
     /// The settings of the scheduling tools, running commands with `runner`.

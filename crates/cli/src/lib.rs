@@ -22,6 +22,7 @@ pub fn registry_with(config: &config::Config) -> Result<Registry> {
     registry.register_all(tools_fs::tools(&tools_fs::Config::default()))?;
     registry.register_all(tools_git::tools(&tools_git::Config::default()))?;
     registry.register_all(tools_shell::tools(&config.shell_config()))?;
+    registry.register_all(tools_memory::tools(&config.memory_config()?))?;
     registry.register_all(tools_cron::tools(&cron_config(config)?))?;
     Ok(registry)
 }
@@ -66,6 +67,7 @@ pub fn aliases() -> Vec<Alias> {
         tools_fs::ALIASES,
         tools_git::ALIASES,
         tools_shell::ALIASES,
+        tools_memory::ALIASES,
         tools_cron::ALIASES,
     ]
     .concat()

@@ -228,8 +228,10 @@ impl Registry {
     ) -> Result<crate::tool::PreparedCall, ToolError> {
         let entry = self.entry(name)?;
         let args = entry.check(args)?;
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| entry.tool.prepare(ctx, args)))
-            .map_err(|_| ToolError::internal(format!("the tool `{name}` panicked in prepare")))?
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            entry.tool.prepare(ctx, args)
+        }))
+        .map_err(|_| ToolError::internal(format!("the tool `{name}` panicked in prepare")))?
     }
 
     pub(crate) fn entry(&self, name: &str) -> Result<&Entry, ToolError> {

@@ -1,1 +1,168 @@
-//! placeholder
+//! The memory family: long-term memory an agent keeps across sessions (`memory_store`,
+//! `memory_recall`, `memory_list`, `memory_forget`) and a plain key-value scratchpad
+//! (`remember`, `recall`, `list_keys`).
+//!
+//! # Stores
+//!
+//! The tools talk to two small, synchronous, object-safe traits, [`MemoryStore`] and
+//! [`KvStore`], called inside [`tool_core::blocking`]. [`SqliteStore`] implements both over one
+//! SQLite file ([`Config::database`]): WAL, a 5 s busy timeout, every change one `BEGIN
+//! IMMEDIATE` transaction, the layout versioned with `PRAGMA user_version` and migrated on
+//! open. The file is opened lazily, on the first call, so building the tools (for a registry or
+//! a schema snapshot) creates nothing. Another backend (PostgreSQL) plugs in through
+//! [`tools_with_stores`].
+//!
+//! # Recall
+//!
+//! Keyword search is SQLite FTS5 with BM25 ranking over key and content, kept in step with the
+//! table by triggers. A query is split into words and every word is bound as a quoted FTS5
+//! string literal, so FTS syntax (`OR`, `NEAR(…)`, `col:`, `*`, `^`, quotes) and SQL
+//! metacharacters are searched for as text, never interpreted; any word may match, and
+//! memories holding more of the words, and rarer ones, rank higher. Common English words
+//! (`the`, `of`, `what`…) are left out of a query, unless it has nothing else, in which case
+//! its words are searched as one phrase ([`query_terms`]). Category and session filters sit
+//! inside the ranking query, before the limit.
+//!
+//! With an [`EmbeddingConfig`], recall is hybrid: the content of every memory is embedded
+//! through an OpenAI-compatible `POST {base_url}/embeddings` at store time and kept as a
+//! unit-length `f32` blob beside it (an embedding cache keyed by SHA-256 of model and text
+//! avoids embedding the same text twice); a recall embeds the query, ranks by BM25 and by
+//! cosine similarity (both with the same filters inside the query) and fuses the two lists
+//! with reciprocal-rank fusion (k = 60). When the provider fails — no connection, a timeout, a
+//! non-2xx answer, malformed JSON, vectors of the wrong dimension — recall falls back to
+//! keyword search and says so in a note; it never fails for that. A circuit breaker leaves a
+//! failing provider alone (by default for 30 s after 3 consecutive failures), and memories
+//! stored meanwhile are embedded later, a bounded batch per call.
+//!
+//! With [`Config::decay_half_life_days`], a memory's ranking score halves with every half-life
+//! since it was last stored; memories of category `core` never decay.
+//!
+//! # Internal keys
+//!
+//! Keys starting with `_` are internal (see [`is_internal_key`]): bookkeeping a host or agent
+//! keeps beside the model's memories. `memory_list`, `memory_recall` and `list_keys` skip them
+//! unless `include_internal` is set (for `list_keys`, a prefix starting with `_` also shows
+//! them); calls that name an exact key work on them like on any other.
+//!
+//! # The snowball guard
+//!
+//! `memory_recall` and `memory_list` print each memory in a `<recalled_memory …>` block.
+//! `memory_store` and `remember` refuse content holding such a block, with a sentence telling
+//! the model to store only the new fact: agents that stored their own recall output found it in
+//! every later recall, and their prompts grew without bound.
+//!
+//! # Policy
+//!
+//! Every tool declares [`tool_core::Access::State`]: store `memory` for the `memory_*` tools and
+//! `kv` for the scratchpad, `write` for store, forget and remember. The database file and the
+//! embedding endpoint come from the operator's configuration, never from arguments, so they are
+//! not declared as path or network accesses. A recall may write derived data (vectors of
+//! memories still waiting for one); it never changes a memory.
+
+mod config;
+mod embed;
+mod engine;
+mod list_keys;
+mod memory_forget;
+mod memory_list;
+mod memory_recall;
+mod memory_store;
+mod recall;
+mod remember;
+mod store;
+mod text;
+
+use std::sync::Arc;
+
+use tool_core::{Alias, DynTool, typed};
+
+pub use config::{Config, EmbeddingConfig};
+pub use engine::RRF_K;
+pub use list_keys::{ListKeys, ListKeysArgs, MAX_KEYS_LISTED};
+pub use memory_forget::{MemoryForget, MemoryForgetArgs};
+pub use memory_list::{DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, MemoryList, MemoryListArgs};
+pub use memory_recall::{DEFAULT_RECALL_LIMIT, MAX_RECALL_LIMIT, MemoryRecall, MemoryRecallArgs};
+pub use memory_store::{MemoryStoreArgs, MemoryStoreTool};
+pub use recall::{Recall, RecallArgs};
+pub use remember::{KV_STORE, Remember, RememberArgs};
+pub use store::{
+    Category, Decay, Filter, Hit, KeyListing, KvEntry, KvStore, Listing, Memory, MemoryStore,
+    Millis, NewMemory, Pending, Replaced, SqliteStore, StoreError, Upserted, is_internal_key,
+};
+pub use text::{
+    FRAME_TAG, MAX_CONTENT_BYTES, MAX_KEY_BYTES, MAX_QUERY_BYTES, MAX_SESSION_BYTES, MAX_TERMS,
+    query_terms,
+};
+
+/// Every tool of this crate, sharing one [`SqliteStore`] on [`Config::database`] (opened on the
+/// first call, not here).
+pub fn tools(config: &Config) -> Vec<Arc<dyn DynTool>> {
+    let store = Arc::new(SqliteStore::new(config.database.clone()));
+    tools_with_stores(config, Arc::clone(&store) as Arc<dyn MemoryStore>, store)
+}
+
+/// Every tool of this crate over the given stores ([`Config::database`] is not used).
+pub fn tools_with_stores(
+    config: &Config,
+    memory: Arc<dyn MemoryStore>,
+    kv: Arc<dyn KvStore>,
+) -> Vec<Arc<dyn DynTool>> {
+    let engine = Arc::new(engine::Engine::new(config, memory, kv));
+    vec![
+        typed(MemoryStoreTool::new(Arc::clone(&engine))),
+        typed(MemoryRecall::new(Arc::clone(&engine))),
+        typed(MemoryList::new(Arc::clone(&engine))),
+        typed(MemoryForget::new(Arc::clone(&engine))),
+        typed(Remember::new(Arc::clone(&engine))),
+        typed(Recall::new(Arc::clone(&engine))),
+        typed(ListKeys::new(engine)),
+    ]
+}
+
+/// Seed-compatible names of this crate's tools (see TOOLS.md, "Seed-compatible names"). The
+/// canonical names are the seeds' own: NullClaw's `memory_*` and pig's `remember`, `recall`
+/// and `list_keys`, with the same argument names.
+pub const ALIASES: &[Alias] = &[
+    Alias {
+        profile: "nullclaw",
+        name: "memory_store",
+        target: "memory_store",
+        renames: &[],
+    },
+    Alias {
+        profile: "nullclaw",
+        name: "memory_recall",
+        target: "memory_recall",
+        renames: &[],
+    },
+    Alias {
+        profile: "nullclaw",
+        name: "memory_list",
+        target: "memory_list",
+        renames: &[],
+    },
+    Alias {
+        profile: "nullclaw",
+        name: "memory_forget",
+        target: "memory_forget",
+        renames: &[],
+    },
+    Alias {
+        profile: "pig",
+        name: "remember",
+        target: "remember",
+        renames: &[],
+    },
+    Alias {
+        profile: "pig",
+        name: "recall",
+        target: "recall",
+        renames: &[],
+    },
+    Alias {
+        profile: "pig",
+        name: "list_keys",
+        target: "list_keys",
+        renames: &[],
+    },
+];

@@ -1,0 +1,448 @@
+//! What the tools share: argument checks, query terms, the recall frame, times.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+use tool_core::ToolError;
+
+use crate::store::{Memory, Millis};
+
+/// The longest key (memory or key-value), in bytes.
+pub const MAX_KEY_BYTES: usize = 256;
+/// The longest session id, in bytes.
+pub const MAX_SESSION_BYTES: usize = 256;
+/// The largest content or value, in bytes.
+pub const MAX_CONTENT_BYTES: usize = 64 * 1024;
+/// The longest query, in bytes.
+pub const MAX_QUERY_BYTES: usize = 4096;
+/// The most words a query is searched for.
+pub const MAX_TERMS: usize = 32;
+
+/// Opens every memory that `memory_recall` and `memory_list` show. `memory_store` and
+/// `remember` refuse content holding it (the snowball guard).
+pub const FRAME_TAG: &str = "recalled_memory";
+
+/// The current time.
+pub(crate) fn now_ms() -> Millis {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+/// Checks a key: 1 to 256 bytes, one line, no control characters.
+pub(crate) fn check_key(field: &str, key: &str, example: &str) -> Result<(), ToolError> {
+    check_name(field, key, MAX_KEY_BYTES, "key", example)
+}
+
+/// Checks a session id like a key.
+pub(crate) fn check_session(field: &str, session: &str) -> Result<(), ToolError> {
+    check_name(
+        field,
+        session,
+        MAX_SESSION_BYTES,
+        "session id",
+        "chat-2024-06-01",
+    )
+}
+
+fn check_name(
+    field: &str,
+    value: &str,
+    max: usize,
+    what: &str,
+    example: &str,
+) -> Result<(), ToolError> {
+    if value.is_empty() {
+        return Err(ToolError::invalid(
+            field,
+            format!("the {what} is empty; give a short name such as `{example}`"),
+        ));
+    }
+    if value.len() > max {
+        return Err(ToolError::invalid(
+            field,
+            format!(
+                "the {what} is {} bytes long, more than the {max} allowed; use a shorter {what} and put details in the content",
+                value.len()
+            ),
+        ));
+    }
+    if let Some((at, c)) = value.char_indices().find(|(_, c)| c.is_control()) {
+        return Err(ToolError::invalid(
+            field,
+            format!(
+                "the {what} contains the control character U+{:04X} at byte {at}; a {what} is one line of plain text, so remove it",
+                c as u32
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks content or a value: 1 byte to 64 KiB, no NUL, and no recalled-memory frame.
+pub(crate) fn check_content(field: &str, content: &str, tool: &str) -> Result<(), ToolError> {
+    if content.trim().is_empty() {
+        return Err(ToolError::invalid(
+            field,
+            format!(
+                "the {} is empty; give the text to remember{}",
+                &field[1..],
+                if tool == "memory_store" {
+                    ", or call memory_forget to delete a memory"
+                } else {
+                    ""
+                }
+            ),
+        ));
+    }
+    if content.len() > MAX_CONTENT_BYTES {
+        return Err(ToolError::invalid(
+            field,
+            format!(
+                "the {} is {} bytes, more than the {MAX_CONTENT_BYTES} allowed; store a summary, or split it over several keys",
+                &field[1..],
+                content.len()
+            ),
+        ));
+    }
+    if let Some(at) = content.find('\0') {
+        return Err(ToolError::invalid(
+            field,
+            format!(
+                "the {} contains a NUL byte at byte {at}; remove it",
+                &field[1..]
+            ),
+        ));
+    }
+    if contains_frame(content) {
+        return Err(ToolError::invalid(
+            field,
+            format!(
+                "the {} contains recalled memories (a `<{FRAME_TAG} …>` block, as memory_recall and memory_list print them). Storing recall output again makes every later recall return it again, and prompts snowball. Call {tool} again with only the new fact, in your own words, without the block",
+                &field[1..]
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `text` holds an opening or closing recalled-memory tag (any case).
+pub(crate) fn contains_frame(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    lower.contains(&format!("<{FRAME_TAG}")) || lower.contains(&format!("</{FRAME_TAG}"))
+}
+
+/// English words too common to help a search (the usual stop-word list).
+const STOPWORDS: &[&str] = &[
+    "a",
+    "about",
+    "above",
+    "after",
+    "again",
+    "against",
+    "all",
+    "also",
+    "am",
+    "an",
+    "and",
+    "any",
+    "are",
+    "as",
+    "at",
+    "be",
+    "because",
+    "been",
+    "before",
+    "being",
+    "below",
+    "between",
+    "both",
+    "but",
+    "by",
+    "can",
+    "could",
+    "did",
+    "do",
+    "does",
+    "doing",
+    "down",
+    "during",
+    "each",
+    "few",
+    "for",
+    "from",
+    "further",
+    "had",
+    "has",
+    "have",
+    "having",
+    "he",
+    "her",
+    "here",
+    "hers",
+    "herself",
+    "him",
+    "himself",
+    "his",
+    "how",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "itself",
+    "just",
+    "me",
+    "more",
+    "most",
+    "my",
+    "myself",
+    "no",
+    "nor",
+    "not",
+    "now",
+    "of",
+    "off",
+    "on",
+    "once",
+    "only",
+    "or",
+    "other",
+    "our",
+    "ours",
+    "ourselves",
+    "out",
+    "over",
+    "own",
+    "same",
+    "she",
+    "should",
+    "so",
+    "some",
+    "such",
+    "than",
+    "that",
+    "the",
+    "their",
+    "theirs",
+    "them",
+    "themselves",
+    "then",
+    "there",
+    "these",
+    "they",
+    "this",
+    "those",
+    "through",
+    "to",
+    "too",
+    "under",
+    "until",
+    "up",
+    "very",
+    "was",
+    "we",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "why",
+    "will",
+    "with",
+    "would",
+    "you",
+    "your",
+    "yours",
+    "yourself",
+    "yourselves",
+];
+
+/// The words of a query, for a keyword search: split at white space and control characters,
+/// with punctuation trimmed from both ends, pieces without a letter or digit dropped,
+/// duplicates (ignoring case) dropped, common English words dropped, and at most [`MAX_TERMS`];
+/// a query made only of common words becomes one phrase of them. Every term is later searched as a quoted string, so whatever
+/// punctuation remains inside one (`col:x`, `a"b`) is data.
+pub fn query_terms(query: &str) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    let mut words: Vec<String> = query
+        .split(|c: char| c.is_whitespace() || c.is_control())
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        .filter(|w| !w.is_empty())
+        .filter(|w| seen.insert(w.to_lowercase()))
+        .map(str::to_string)
+        .collect();
+    let is_stop = |w: &String| STOPWORDS.binary_search(&w.to_lowercase().as_str()).is_ok();
+    let mut terms: Vec<String> = words.iter().filter(|w| !is_stop(w)).cloned().collect();
+    if terms.is_empty() && !words.is_empty() {
+        // Only common words ("the who"): as one phrase they still mean something, and they
+        // do not match nearly every memory, as each of them alone would.
+        words.truncate(MAX_TERMS);
+        return vec![words.join(" ")];
+    }
+    terms.truncate(MAX_TERMS);
+    terms
+}
+
+/// Checks a query and returns its terms.
+pub(crate) fn check_query(field: &str, query: &str) -> Result<Vec<String>, ToolError> {
+    if query.len() > MAX_QUERY_BYTES {
+        return Err(ToolError::invalid(
+            field,
+            format!(
+                "the query is {} bytes, more than the {MAX_QUERY_BYTES} allowed; search for a few key words",
+                query.len()
+            ),
+        ));
+    }
+    let terms = query_terms(query);
+    if terms.is_empty() {
+        return Err(ToolError::invalid(
+            field,
+            if query.trim().is_empty() {
+                "the query is empty; give a few words to search for, or call memory_list to see recent memories".to_string()
+            } else {
+                "the query has no words to search for (only punctuation or symbols); give a few words, or call memory_list to see recent memories".to_string()
+            },
+        ));
+    }
+    Ok(terms)
+}
+
+/// `2024-06-01T12:34:56Z`.
+pub(crate) fn fmt_time(ms: Millis) -> String {
+    let secs = ms.div_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Howard Hinnant's `civil_from_days`: the proleptic Gregorian date of a day count since
+/// 1970-01-01.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// A JSON string literal (quotes and backslashes escaped), for attributes and messages.
+pub(crate) fn quoted(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
+}
+
+/// One memory in the frame every listing uses:
+///
+/// ```text
+/// <recalled_memory key="user_timezone" category="core" updated="2024-06-01T12:34:56Z">
+/// The user is in Europe/Berlin.
+/// </recalled_memory>
+/// ```
+pub(crate) fn frame(memory: &Memory, extra: &[(&str, String)]) -> String {
+    let mut out = format!(
+        "<{FRAME_TAG} key={} category=\"{}\"",
+        quoted(&memory.key),
+        memory.category
+    );
+    if let Some(s) = &memory.session_id {
+        out.push_str(&format!(" session={}", quoted(s)));
+    }
+    out.push_str(&format!(" updated=\"{}\"", fmt_time(memory.updated_at)));
+    for (name, value) in extra {
+        out.push_str(&format!(" {name}=\"{value}\""));
+    }
+    out.push_str(">\n");
+    out.push_str(&memory.content);
+    if !memory.content.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&format!("</{FRAME_TAG}>"));
+    out
+}
+
+/// A memory as structured output.
+pub(crate) fn memory_json(memory: &Memory, with_content: bool) -> Value {
+    let mut v = json!({
+        "key": memory.key,
+        "category": memory.category.as_str(),
+        "session_id": memory.session_id,
+        "bytes": memory.bytes,
+        "created_at": fmt_time(memory.created_at),
+        "updated_at": fmt_time(memory.updated_at),
+    });
+    if with_content {
+        v["content"] = Value::String(memory.content.clone());
+    }
+    v
+}
+
+/// ` in session "s" of category daily` — the filters, for messages.
+pub(crate) fn describe_filter(category: Option<crate::Category>, session: Option<&str>) -> String {
+    let mut out = String::new();
+    if let Some(s) = session {
+        out.push_str(&format!(" in session {}", quoted(s)));
+    }
+    if let Some(c) = category {
+        out.push_str(&format!(" of category {c}"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stopwords_are_sorted_for_binary_search() {
+        let mut sorted = STOPWORDS.to_vec();
+        sorted.sort_unstable();
+        assert_eq!(sorted, STOPWORDS);
+    }
+
+    #[test]
+    fn terms_are_words_without_syntax_or_stopwords() {
+        assert_eq!(
+            query_terms("What is the deadline of the Q3 report?"),
+            ["deadline", "Q3", "report"]
+        );
+        assert_eq!(query_terms("The Who"), ["The Who"]);
+        assert_eq!(query_terms("NEAR(a b)"), ["NEAR(a", "b"]);
+        assert_eq!(query_terms("cats OR dogs"), ["cats", "dogs"]);
+        assert_eq!(query_terms("col:x *  ^ \"\""), ["col:x"]);
+        assert_eq!(query_terms("a\0b"), ["b"]);
+        assert_eq!(query_terms("Dog dog DOG"), ["Dog"]);
+        assert!(query_terms("  ").is_empty());
+    }
+
+    #[test]
+    fn times_are_rfc3339_utc() {
+        assert_eq!(fmt_time(0), "1970-01-01T00:00:00Z");
+        assert_eq!(fmt_time(951_782_400_000), "2000-02-29T00:00:00Z");
+        assert_eq!(fmt_time(1_718_000_000_123), "2024-06-10T06:13:20Z");
+    }
+
+    #[test]
+    fn frames_are_detected_in_any_case() {
+        assert!(contains_frame("x <recalled_memory key=\"a\">"));
+        assert!(contains_frame("</RECALLED_MEMORY>"));
+        assert!(!contains_frame("I recalled a memory"));
+    }
+}
