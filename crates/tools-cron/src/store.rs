@@ -229,14 +229,33 @@ fn db_err(e: rusqlite::Error) -> ToolError {
 impl SqliteCronStore {
     /// Opens (creating if needed) the database at `path` and migrates it.
     pub fn open(path: &Path) -> Result<SqliteCronStore, ToolError> {
+        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+        // Jobs hold command lines: the directory and file are the user's alone.
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .map_err(|e| {
+                    ToolError::Failed(format!(
+                        "The cron database directory {} cannot be created ({e}); set data_dir in toolshed.toml to a writable directory.",
+                        dir.display()
+                    ))
+                })?;
+        }
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(path)
+            .map_err(|e| {
                 ToolError::Failed(format!(
-                    "The cron database directory {} cannot be created ({e}); set data_dir in toolshed.toml to a writable directory.",
-                    dir.display()
+                    "The cron database {} cannot be opened ({e}); set data_dir in toolshed.toml to a writable directory.",
+                    path.display()
                 ))
             })?;
-        }
         let conn = Connection::open(path).map_err(|e| {
             ToolError::Failed(format!(
                 "The cron database {} cannot be opened ({e}); set data_dir in toolshed.toml to a writable directory.",

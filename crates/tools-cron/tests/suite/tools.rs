@@ -16,6 +16,11 @@ async fn building_the_tools_creates_no_file() {
     assert!(!f.db.parent().unwrap().exists());
     f.ok("cron_list", json!({})).await;
     assert!(f.db.exists(), "the first call opens the database");
+    // Jobs hold command lines: private to the user.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&f.db), 0o600);
+    assert_eq!(mode(f.db.parent().unwrap()), 0o700);
 }
 
 #[tokio::test]
