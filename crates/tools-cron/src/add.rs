@@ -51,20 +51,30 @@ impl Tool for CronAdd {
     }
 
     fn access(&self, ctx: &ToolContext, args: &CronAddArgs) -> Result<Vec<Access>, ToolError> {
-        let action = action(args.command.as_deref(), args.prompt.as_deref())?;
-        check_name(args.name.as_deref())?;
-        self.0.schedule(
-            args.expression.as_deref(),
-            args.delay.as_deref(),
-            args.timezone.as_deref(),
-            Utc::now(),
-        )?;
-        self.0.action_accesses(ctx, &action)
+        add_accesses(&self.0, ctx, args)
     }
 
     async fn call(&self, ctx: &ToolContext, args: CronAddArgs) -> Result<ToolOutput, ToolError> {
         add(&self.0, ctx, &args).await
     }
+}
+
+/// Checks `cron_add`-shaped arguments and returns what adding the job touches: the cron state
+/// and everything its command would (shared with `schedule`).
+pub(crate) fn add_accesses(
+    cron: &Cron,
+    ctx: &ToolContext,
+    args: &CronAddArgs,
+) -> Result<Vec<Access>, ToolError> {
+    let action = action(args.command.as_deref(), args.prompt.as_deref())?;
+    check_name(args.name.as_deref())?;
+    cron.schedule(
+        args.expression.as_deref(),
+        args.delay.as_deref(),
+        args.timezone.as_deref(),
+        Utc::now(),
+    )?;
+    cron.action_accesses(ctx, &action)
 }
 
 /// Adds a job from `cron_add`-shaped arguments (shared with `schedule`).

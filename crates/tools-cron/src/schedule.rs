@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 use tool_core::schemars::{self, JsonSchema};
 use tool_core::{Access, Annotations, Tool, ToolContext, ToolError, ToolOutput};
 
-use crate::add::{CronAddArgs, add};
-use crate::core::{Cron, action, job_json, job_line, state};
+use crate::add::{CronAddArgs, add, add_accesses};
+use crate::core::{Cron, job_json, job_line, state};
 use crate::list::list;
 use crate::remove::remove;
 use crate::runs::{history, run_json, run_text};
@@ -119,17 +119,7 @@ impl Tool for Schedule {
     fn access(&self, ctx: &ToolContext, args: &ScheduleArgs) -> Result<Vec<Access>, ToolError> {
         match args.action {
             ScheduleAction::Create | ScheduleAction::Once => {
-                let a = add_args(args)?;
-                // Reuse cron_add's checks: action, name, schedule.
-                let action = action(a.command.as_deref(), a.prompt.as_deref())?;
-                crate::core::check_name(a.name.as_deref())?;
-                self.0.schedule(
-                    a.expression.as_deref(),
-                    a.delay.as_deref(),
-                    a.timezone.as_deref(),
-                    chrono::Utc::now(),
-                )?;
-                self.0.action_accesses(ctx, &action)
+                add_accesses(&self.0, ctx, &add_args(args)?)
             }
             ScheduleAction::List | ScheduleAction::Get => Ok(vec![state(false)]),
             ScheduleAction::Cancel | ScheduleAction::Pause | ScheduleAction::Resume => {

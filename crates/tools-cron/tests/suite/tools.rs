@@ -206,52 +206,80 @@ async fn the_policy_judges_the_command_when_the_job_is_added() {
 #[tokio::test]
 async fn arguments_are_checked_before_anything_is_stored() {
     let f = fixture();
+    // (refused arguments, the field the error names, the benign twin that must be stored)
     let table = [
-        (json!({"command": "echo x"}), "expression"),
-        (json!({"expression": "@daily"}), "command"),
+        (
+            json!({"command": "echo x"}),
+            "expression",
+            json!({"expression": "@daily", "command": "echo x"}),
+        ),
+        (
+            json!({"expression": "@daily"}),
+            "command",
+            json!({"expression": "@daily", "command": "echo y"}),
+        ),
         (
             json!({"expression": "@daily", "delay": "1m", "command": "echo x"}),
             "delay",
+            json!({"delay": "1m", "command": "echo x"}),
         ),
         (
             json!({"expression": "@daily", "command": "echo x", "prompt": "p"}),
             "prompt",
+            json!({"expression": "@hourly", "command": "echo x"}),
         ),
         (
             json!({"expression": "0 9 * * 9", "command": "echo x"}),
             "expression",
+            json!({"expression": "0 9 * * 7", "command": "echo x"}),
         ),
         (
             json!({"expression": "@daily", "command": "echo x", "timezone": "Nowhere/Land"}),
             "expression",
+            json!({"expression": "@daily", "command": "echo x", "timezone": "Asia/Tokyo"}),
         ),
         (
             json!({"delay": "1m", "command": "echo x", "timezone": "UTC"}),
             "timezone",
+            json!({"delay": "2m", "command": "echo x"}),
         ),
-        (json!({"delay": "soon", "command": "echo x"}), "delay"),
-        (json!({"expression": "@daily", "command": "   "}), "command"),
+        (
+            json!({"delay": "soon", "command": "echo x"}),
+            "delay",
+            json!({"delay": "1d", "command": "echo x"}),
+        ),
+        (
+            json!({"expression": "@daily", "command": "   "}),
+            "command",
+            json!({"expression": "@daily", "command": " echo spaced "}),
+        ),
         (
             json!({"expression": "@daily", "command": "echo \u{0}x"}),
             "command",
+            json!({"expression": "@daily", "command": "echo \\0x"}),
         ),
         (
-            json!({"expression": "@daily", "command": "x".repeat(20_000)}),
+            json!({"expression": "@daily", "command": format!("echo {}", "x".repeat(20_000))}),
             "command",
+            json!({"expression": "@daily", "command": format!("echo {}", "x".repeat(10_000))}),
         ),
         (
             json!({"expression": "@daily", "command": "echo x", "name": "a\nb"}),
             "name",
+            json!({"expression": "@daily", "command": "echo x", "name": "a b"}),
         ),
     ];
-    for (args, field) in table {
-        match f.call("cron_add", args.clone()).await {
-            Err(ToolError::InvalidArgs { path, .. }) => assert_eq!(path, field, "{args}"),
-            other => panic!("{args}: {other:?}"),
+    let mut stored = 0;
+    for (bad, field, twin) in table {
+        match f.call("cron_add", bad.clone()).await {
+            Err(ToolError::InvalidArgs { path, .. }) => assert_eq!(path, field, "{bad}"),
+            other => panic!("{bad}: {other:?}"),
         }
+        f.ok("cron_add", twin).await;
+        stored += 1;
     }
     let listed = f.ok("cron_list", json!({})).await;
-    assert!(listed["jobs"].as_array().unwrap().is_empty());
+    assert_eq!(listed["jobs"].as_array().unwrap().len(), stored);
     // Prompts need an agent: the runner says so at add time.
     let err = f
         .call(
