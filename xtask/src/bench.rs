@@ -4,6 +4,9 @@
 //! the reference Python MCP git server (PyPI `mcp-server-git`) is installed, both best effort,
 //! then runs the one harness-less bench `crates/tools-shell/benches/shell.rs`, which prints a
 //! markdown table (rows that lack a program say why).
+//!
+//! `cargo xtask bench mcp` and `cargo xtask bench web` compare `toolshed mcp` with the reference
+//! MCP servers (filesystem, fetch) through Python scripts in `xtask/bench/`.
 
 use std::process::Stdio;
 
@@ -17,6 +20,9 @@ pub(crate) fn run(name: Option<&str>) -> anyhow::Result<()> {
     }
     if name == Some("mcp") {
         return mcp();
+    }
+    if name == Some("web") {
+        return web();
     }
     let mut cmd = match name {
         None => util::cargo(["bench", "--workspace"]),
@@ -178,6 +184,66 @@ fn mcp() -> anyhow::Result<()> {
             .map(|a| a.to_string_lossy().into_owned())
             .collect::<Vec<_>>()
             .join(" ")
+    );
+    let status = cmd.status().context("could not run python3")?;
+    anyhow::ensure!(status.success(), "{} failed ({status})", script.display());
+    Ok(())
+}
+
+/// `cargo xtask bench web`: `web_fetch` of `toolshed mcp` against the reference MCP fetch server
+/// (PyPI `mcp-server-fetch`), driven by `xtask/bench/web_bench.py` over stdio.
+///
+/// Builds the release `toolshed` binary, installs the reference with pip if it is missing, and
+/// runs the script with `target/bench-web` as its work directory.
+fn web() -> anyhow::Result<()> {
+    let root = util::root();
+    let target = match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => root.join(dir),
+        None => root.join("target"),
+    };
+    let mut build = util::cargo([
+        "build",
+        "--release",
+        "-p",
+        "toolshed-cli",
+        "--bin",
+        "toolshed",
+    ]);
+    println!("$ {}", util::display(&build));
+    util::run_inherit(&mut build)?;
+    let toolshed = target.join("release").join("toolshed");
+    let has_reference = std::process::Command::new("python3")
+        .args(["-c", "import mcp_server_fetch"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has_reference {
+        println!("$ python3 -m pip install --quiet mcp-server-fetch");
+        let status = std::process::Command::new("python3")
+            .args(["-m", "pip", "install", "--quiet", "mcp-server-fetch"])
+            .stdin(Stdio::null())
+            .status()
+            .context("could not run python3")?;
+        anyhow::ensure!(
+            status.success(),
+            "installing mcp-server-fetch failed ({status})"
+        );
+    }
+    let script = root.join("xtask").join("bench").join("web_bench.py");
+    let mut cmd = std::process::Command::new("python3");
+    cmd.arg(&script)
+        .arg("--toolshed")
+        .arg(&toolshed)
+        .arg("--work")
+        .arg(target.join("bench-web"))
+        .current_dir(&root)
+        .stdin(Stdio::null());
+    println!(
+        "$ python3 {} --toolshed {} --work {}",
+        script.display(),
+        toolshed.display(),
+        target.join("bench-web").display()
     );
     let status = cmd.status().context("could not run python3")?;
     anyhow::ensure!(status.success(), "{} failed ({status})", script.display());

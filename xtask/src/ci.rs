@@ -70,22 +70,61 @@ fn fmt() -> anyhow::Result<Outcome> {
     }
 }
 
+/// The cargo features CI builds with beyond the defaults: `tools-hw/screenshot` (xcap) when its
+/// system libraries and Xvfb are here. `XTASK_SCREENSHOT=1` demands it (`.ci/run` sets it, after
+/// installing the packages), `XTASK_SCREENSHOT=0` leaves it out; otherwise it is detected.
+fn features() -> anyhow::Result<Vec<&'static str>> {
+    const FEATURE: &str = "tools-hw/screenshot";
+    match std::env::var("XTASK_SCREENSHOT").as_deref() {
+        Ok("1") => return Ok(vec!["--features", FEATURE]),
+        Ok("0") => return Ok(Vec::new()),
+        Ok(other) => anyhow::bail!("XTASK_SCREENSHOT is `{other}`; set it to 1 or 0, or unset it"),
+        Err(_) => {}
+    }
+    let libraries = std::process::Command::new("pkg-config")
+        .args([
+            "--exists",
+            "libpipewire-0.3",
+            "xcb",
+            "wayland-client",
+            "gbm",
+        ])
+        .stdin(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    let xvfb = std::process::Command::new("Xvfb")
+        .arg("-help")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok();
+    if libraries && xvfb {
+        println!("screen capture libraries and Xvfb found: building with {FEATURE}");
+        Ok(vec!["--features", FEATURE])
+    } else {
+        println!(
+            "note: building without {FEATURE} (the screenshot tool): it needs the Debian packages \
+             libxcb1-dev libwayland-dev libgbm-dev libpipewire-0.3-dev libclang-dev and xvfb, \
+             which .ci/run installs"
+        );
+        Ok(Vec::new())
+    }
+}
+
 fn clippy() -> anyhow::Result<Outcome> {
-    step(&[
-        "clippy",
-        "--workspace",
-        "--all-targets",
-        "--locked",
-        "--",
-        "-D",
-        "warnings",
-    ])
+    let mut args = vec!["clippy", "--workspace", "--all-targets", "--locked"];
+    args.extend(features()?);
+    args.extend(["--", "-D", "warnings"]);
+    step(&args)
 }
 
 /// Plain `cargo test` (which also runs doctests), so CI needs no extra tool. The environment,
 /// including `CI`, is inherited by the tests.
 fn test() -> anyhow::Result<Outcome> {
-    step(&["test", "--workspace", "--locked"])
+    let mut args = vec!["test", "--workspace", "--locked"];
+    args.extend(features()?);
+    step(&args)
 }
 
 fn docs_check() -> anyhow::Result<Outcome> {

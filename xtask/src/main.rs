@@ -21,6 +21,8 @@ Usage: cargo xtask <TASK>
 Tasks:
   ci              Run every check CI runs, in order, stopping at the first failure:
                   fmt, clippy, tests, docs --check, cargo deny (bans, licenses, sources).
+                  With the screenshot libraries and Xvfb present (or XTASK_SCREENSHOT=1),
+                  clippy and tests include tools-hw/screenshot.
                   Installs cargo-deny if missing; set XTASK_SKIP_DENY=1 to skip that step.
   docs [--check]  Regenerate docs/tools.md from `toolshed tools --format json`;
                   with --check, fail if the committed file is out of date.
@@ -29,6 +31,8 @@ Tasks:
                   fs     grep / find_files / paging against rg and fd on a 50,000-file tree
                   shell  shell overhead against a bare spawn; git against mcp-server-git
                   mcp    `toolshed mcp` against @modelcontextprotocol/server-filesystem
+                  memory memory_recall / memory_store on 10k and 100k memories
+                  web    web_fetch against the reference MCP fetch server (mcp-server-fetch)
   help            Print this message.
 ";
 

@@ -33,6 +33,12 @@ pub struct Config {
     /// The memory tools.
     #[serde(default)]
     pub memory: MemoryConfig,
+    /// The web tools.
+    #[serde(default)]
+    pub web: WebConfig,
+    /// The hardware tools.
+    #[serde(default)]
+    pub hardware: HardwareConfig,
     /// Other MCP servers whose tools are imported as `name__tool` (stdio transport).
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
@@ -79,6 +85,95 @@ pub struct MemoryConfig {
     pub decay_half_life_days: Option<f64>,
 }
 
+/// `[web]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebConfig {
+    /// The largest body http_request keeps, in bytes after decompression (1 MiB).
+    pub max_response_bytes: Option<usize>,
+    /// The largest page web_fetch and browser download, in bytes (5 MiB).
+    pub max_page_bytes: Option<usize>,
+    /// How long web_fetch and browser wait for a page, in seconds (30).
+    pub page_timeout_secs: Option<u64>,
+    /// The most redirects followed per request (5).
+    pub max_redirects: Option<u8>,
+    /// Convert pages through Jina Reader when its key variable is set (false).
+    pub jina_reader: Option<bool>,
+    /// Jina Reader's endpoint (`https://r.jina.ai`).
+    pub jina_reader_url: Option<String>,
+    /// The variable holding the Jina key (`JINA_API_KEY`).
+    pub jina_api_key_env: Option<String>,
+    /// The program and leading arguments browser_open runs with the URL last
+    /// (`["setsid", "-f", "xdg-open"]`).
+    pub browser_command: Option<Vec<String>>,
+    /// Extra trusted root certificates (PEM files), e.g. a company CA.
+    #[serde(default)]
+    pub root_certificates: Vec<PathBuf>,
+    /// Loopback addresses the web tools may reach despite the address checks, for tests
+    /// against local servers. Only 127.0.0.0/8 and ::1 are accepted.
+    #[serde(default)]
+    pub allow_loopback_for_tests: Vec<std::net::IpAddr>,
+    /// web_search's providers, tried in order (default: every provider whose key is set, then
+    /// SearXNG when it has an address, then DuckDuckGo).
+    pub search_providers: Option<Vec<tools_web::Provider>>,
+    /// A provider's endpoint, such as `searxng = "https://searx.example.org"`.
+    #[serde(default)]
+    pub search_urls: BTreeMap<tools_web::Provider, String>,
+    /// The variable holding a provider's key, such as `brave = "MY_BRAVE_KEY"`.
+    #[serde(default)]
+    pub search_key_envs: BTreeMap<tools_web::Provider, String>,
+    /// The variables holding Pushover's application token and user key
+    /// (`PUSHOVER_TOKEN`, `PUSHOVER_USER_KEY`).
+    pub pushover_token_env: Option<String>,
+    /// See `pushover_token_env`.
+    pub pushover_user_env: Option<String>,
+    /// The variable holding the Composio key (`COMPOSIO_API_KEY`).
+    pub composio_api_key_env: Option<String>,
+    /// The Composio user whose connected accounts run tools (`default`).
+    pub composio_user_id: Option<String>,
+}
+
+/// `[hardware]`. Every device, bus and window file must also be on `policy.allowed_devices`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HardwareConfig {
+    /// Where device nodes are listed from (`/dev`).
+    pub dev_dir: Option<PathBuf>,
+    /// Globs of serial ports `serial list` and hardware_info show
+    /// (`["/dev/ttyUSB*", "/dev/ttyACM*"]`).
+    pub serial_ports: Option<Vec<String>>,
+    /// The probe-rs chip name for hardware_memory without a board (`STM32F401RETx`).
+    pub probe_chip: Option<String>,
+    /// The probe-rs program (`probe-rs` on PATH).
+    pub probe_rs: Option<PathBuf>,
+    /// How long a probe-rs call may take, in seconds (30).
+    pub probe_timeout_secs: Option<u64>,
+    /// Screenshots returned as images are scaled down to this width (1280).
+    pub screenshot_max_width: Option<u32>,
+    /// Address windows hardware_memory may read, mapped onto a device or file.
+    #[serde(default)]
+    pub read_windows: Vec<WindowConfig>,
+    /// Address windows hardware_memory may write (and read).
+    #[serde(default)]
+    pub write_windows: Vec<WindowConfig>,
+}
+
+/// `[[hardware.read_windows]]` / `[[hardware.write_windows]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WindowConfig {
+    /// A name for messages.
+    pub name: String,
+    /// The device or file behind the window.
+    pub path: PathBuf,
+    /// The first address of the window.
+    pub base: u64,
+    /// Its size in bytes.
+    pub size: u64,
+    /// Where in the file the window starts (0).
+    pub offset: Option<u64>,
+}
+
 /// `[shell]`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -114,9 +209,15 @@ pub struct PolicyConfig {
     /// Whether supervised mode asks about high-risk commands instead of refusing them.
     #[serde(default)]
     pub ask_for_high_risk: bool,
-    /// Hosts network tools may reach.
+    /// Hosts network tools may reach without asking.
     #[serde(default)]
     pub allowed_hosts: Vec<String>,
+    /// Hosts network tools never reach, whatever else allows them.
+    #[serde(default)]
+    pub denied_hosts: Vec<String>,
+    /// Whether network tools may use plain http:// (false: https only).
+    #[serde(default)]
+    pub allow_http: bool,
     /// Device nodes hardware tools may open.
     #[serde(default)]
     pub allowed_devices: Vec<PathBuf>,
@@ -144,6 +245,8 @@ impl Default for PolicyConfig {
             denied_commands: Vec::new(),
             ask_for_high_risk: false,
             allowed_hosts: Vec::new(),
+            denied_hosts: Vec::new(),
+            allow_http: false,
             allowed_devices: Vec::new(),
             allow_git_internals: false,
             readable_roots: Vec::new(),
@@ -221,6 +324,8 @@ impl Config {
         policy.denied_commands = p.denied_commands.clone();
         policy.ask_for_high_risk = p.ask_for_high_risk;
         policy.allowed_hosts = p.allowed_hosts.clone();
+        policy.denied_hosts = p.denied_hosts.clone();
+        policy.allow_http = p.allow_http;
         policy.allowed_devices = p.allowed_devices.clone();
         policy.allow_git_internals = p.allow_git_internals;
         Ok(policy)
@@ -291,6 +396,125 @@ impl Config {
             c = c.with_decay_half_life_days(d);
         }
         Ok(c)
+    }
+
+    /// The settings of the web tools.
+    // Certificate files are the operator's configuration, read before any tool runs.
+    #[allow(clippy::disallowed_methods)]
+    pub fn web_config(&self) -> Result<tools_web::Config> {
+        let w = &self.web;
+        let mut net = tools_web::NetConfig::default();
+        if let Some(n) = w.max_redirects {
+            net = net.with_max_redirects(n);
+        }
+        for path in &w.root_certificates {
+            let pem = std::fs::read(path).with_context(|| {
+                format!("web.root_certificates: cannot read {}", path.display())
+            })?;
+            net = net.with_root_certificate_pem(pem);
+        }
+        if !w.allow_loopback_for_tests.is_empty() {
+            net = net
+                .allow_loopback_for_tests(&w.allow_loopback_for_tests)
+                .map_err(|e| anyhow::anyhow!("web.allow_loopback_for_tests: {e}"))?;
+        }
+        let mut c = tools_web::Config::new().with_net(net);
+        if let Some(n) = w.max_response_bytes {
+            c = c.with_max_response_bytes(n);
+        }
+        if let Some(n) = w.max_page_bytes {
+            c = c.with_max_page_bytes(n);
+        }
+        if let Some(s) = w.page_timeout_secs {
+            c = c.with_page_timeout(Duration::from_secs(s.max(1)));
+        }
+        if w.jina_reader.unwrap_or(false) {
+            let mut reader = tools_web::JinaReader::new();
+            if let Some(u) = &w.jina_reader_url {
+                reader = reader.with_base_url(u);
+            }
+            if let Some(k) = &w.jina_api_key_env {
+                reader = reader.with_api_key_env(k);
+            }
+            c = c.with_jina_reader(reader);
+        }
+        let mut search = tools_web::SearchConfig::new();
+        if let Some(chain) = &w.search_providers {
+            if chain.is_empty() {
+                bail!(
+                    "web.search_providers is empty; name at least one provider, or leave the key out"
+                );
+            }
+            search = search.with_chain(chain.clone());
+        }
+        for (provider, url) in &w.search_urls {
+            search = search.with_base_url(*provider, url);
+        }
+        for (provider, var) in &w.search_key_envs {
+            search = search.with_key_env(*provider, var);
+        }
+        c = c.with_search(search);
+        let mut pushover = tools_web::PushoverConfig::new();
+        if let Some(v) = &w.pushover_token_env {
+            pushover = pushover.with_token_env(v);
+        }
+        if let Some(v) = &w.pushover_user_env {
+            pushover = pushover.with_user_env(v);
+        }
+        c = c.with_pushover(pushover);
+        let mut composio = tools_web::ComposioConfig::new();
+        if let Some(v) = &w.composio_api_key_env {
+            composio = composio.with_api_key_env(v);
+        }
+        if let Some(v) = &w.composio_user_id {
+            composio = composio.with_user_id(v);
+        }
+        c = c.with_composio(composio);
+        if let Some(cmd) = &w.browser_command {
+            if cmd.is_empty() {
+                bail!("web.browser_command is empty; name a program such as xdg-open");
+            }
+            c = c.with_browser_command(cmd.iter().map(Into::into).collect());
+        }
+        Ok(c)
+    }
+
+    /// The settings of the hardware tools.
+    pub fn hardware_config(&self) -> tools_hw::Config {
+        let h = &self.hardware;
+        let mut c = tools_hw::Config::new();
+        if let Some(d) = &h.dev_dir {
+            c = c.with_dev_dir(d);
+        }
+        if let Some(globs) = &h.serial_ports {
+            c = c.with_serial_ports(globs.iter().cloned());
+        }
+        if let Some(chip) = &h.probe_chip {
+            c = c.with_probe_chip(chip);
+        }
+        if let Some(p) = &h.probe_rs {
+            c = c.with_probe_rs(p.clone());
+        }
+        if let Some(s) = h.probe_timeout_secs {
+            c = c.with_probe_timeout(Duration::from_secs(s.max(1)));
+        }
+        if let Some(w) = h.screenshot_max_width {
+            c = c.with_screenshot_max_width(w);
+        }
+        let window = |w: &WindowConfig| {
+            let mut window = tools_hw::MemoryWindow::new(&w.name, &w.path, w.base, w.size);
+            if let Some(o) = w.offset {
+                window = window.with_offset(o);
+            }
+            window
+        };
+        for w in &h.read_windows {
+            c = c.with_read_window(window(w));
+        }
+        for w in &h.write_windows {
+            c = c.with_write_window(window(w));
+        }
+        c
     }
 
     /// The settings of the scheduling tools, running commands with `runner`.

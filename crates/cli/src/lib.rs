@@ -24,6 +24,8 @@ pub fn registry_with(config: &config::Config) -> Result<Registry> {
     registry.register_all(tools_shell::tools(&config.shell_config()))?;
     registry.register_all(tools_memory::tools(&config.memory_config()?))?;
     registry.register_all(tools_cron::tools(&cron_config(config)?))?;
+    registry.register_all(tools_web::tools(&config.web_config()?))?;
+    registry.register_all(tools_hw::tools(&config.hardware_config()))?;
     Ok(registry)
 }
 
@@ -69,6 +71,8 @@ pub fn aliases() -> Vec<Alias> {
         tools_shell::ALIASES,
         tools_memory::ALIASES,
         tools_cron::ALIASES,
+        tools_web::ALIASES,
+        tools_hw::ALIASES,
     ]
     .concat()
 }

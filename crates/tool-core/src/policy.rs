@@ -92,8 +92,13 @@ pub enum Access {
         /// Host name or address.
         host: String,
     },
-    /// Open a device node.
-    Device(PathBuf),
+    /// Open a device node (or a device-like file such as a memory window).
+    Device {
+        /// The device node.
+        path: PathBuf,
+        /// Whether anything is written to it (an I2C write, an SPI transfer, a memory write).
+        write: bool,
+    },
     /// Change state that is neither a file nor a device (memory, schedules).
     State {
         /// What kind of state (`memory`, `cron`).
@@ -110,7 +115,7 @@ impl Access {
             Access::Read(p) | Access::Write(p) | Access::Delete { path: p, .. } => p.to_string(),
             Access::Execute { command, .. } => command.clone(),
             Access::Network { host } => host.clone(),
-            Access::Device(p) => p.display().to_string(),
+            Access::Device { path, .. } => path.display().to_string(),
             Access::State { store, .. } => store.clone(),
         }
     }
@@ -118,7 +123,7 @@ impl Access {
     fn is_path(&self) -> bool {
         matches!(
             self,
-            Access::Read(_) | Access::Write(_) | Access::Delete { .. } | Access::Device(_)
+            Access::Read(_) | Access::Write(_) | Access::Delete { .. } | Access::Device { .. }
         )
     }
 }
@@ -137,7 +142,12 @@ impl fmt::Display for Access {
             }
             Access::Execute { command, risk, .. } => write!(f, "run `{command}` ({risk:?} risk)"),
             Access::Network { host } => write!(f, "connect to {host}"),
-            Access::Device(p) => write!(f, "open device {}", p.display()),
+            Access::Device { path, write } => write!(
+                f,
+                "{} device {}",
+                if *write { "write to" } else { "read from" },
+                path.display()
+            ),
             Access::State { store, write } => {
                 write!(f, "{} {store}", if *write { "change" } else { "read" })
             }
@@ -214,7 +224,7 @@ impl Rule {
             "delete" => Some(matches!(access, Access::Delete { .. })),
             "execute" => Some(matches!(access, Access::Execute { .. })),
             "network" => Some(matches!(access, Access::Network { .. })),
-            "device" => Some(matches!(access, Access::Device(_))),
+            "device" => Some(matches!(access, Access::Device { .. })),
             _ => None,
         };
         match by_kind {
@@ -282,6 +292,11 @@ pub struct Policy {
     /// Hosts that network tools may reach without asking: `example.com` (and its subdomains),
     /// `*.example.com` (subdomains only) or `*` (any public host).
     pub allowed_hosts: Vec<String>,
+    /// Hosts that network tools never reach, whatever the autonomy level or rules say; the same
+    /// forms as `allowed_hosts`.
+    pub denied_hosts: Vec<String>,
+    /// Whether network tools may use plain `http://` (otherwise only `https://`).
+    pub allow_http: bool,
     /// Device nodes hardware tools may open.
     pub allowed_devices: Vec<PathBuf>,
     /// Whether writes inside `.git/` directories (hooks, config) are allowed.
@@ -298,6 +313,8 @@ impl Policy {
             auto_approve_risk: Risk::Low,
             ask_for_high_risk: false,
             allowed_hosts: Vec::new(),
+            denied_hosts: Vec::new(),
+            allow_http: false,
             allowed_devices: Vec::new(),
             allow_git_internals: false,
         }
@@ -362,7 +379,7 @@ impl Policy {
                 format!("`{p}` is on the denied command list"),
             );
         }
-        if let Access::Device(dev) = access
+        if let Access::Device { path: dev, .. } = access
             && !self.allowed_devices.iter().any(|d| d == dev)
         {
             return (
@@ -371,6 +388,16 @@ impl Policy {
                     "{} is not on the device allow list (policy.allowed_devices)",
                     dev.display()
                 ),
+            );
+        }
+        // `*` is a call that may reach any host (a shell command with network access): only a
+        // deny list of `*` refuses it outright; the baseline asks unless any host is allowed.
+        if let Access::Network { host } = access
+            && (host_listed(&self.denied_hosts, host) || (host != "*" && !is_plain_host(host)))
+        {
+            return (
+                Decision::Deny,
+                format!("{host} is on the denied host list (policy.denied_hosts)"),
             );
         }
         if self.autonomy == Autonomy::ReadOnly && !self.is_read(access) {
@@ -432,7 +459,8 @@ impl Policy {
             }
             Access::State { write, .. } => !write,
             Access::Network { .. } => false,
-            Access::Device(_) => false,
+            // Reading a bus or a port can change the device too (it consumes bytes, clears flags).
+            Access::Device { .. } => false,
             Access::Write(_) | Access::Delete { .. } => false,
         }
     }
@@ -482,7 +510,16 @@ impl Policy {
                     )
                 }
             }
-            Access::Device(_) => allow,
+            Access::Device { write, .. } => {
+                if *write && !full {
+                    (
+                        Decision::Ask,
+                        "writing to a device needs approval in supervised mode".into(),
+                    )
+                } else {
+                    allow
+                }
+            }
             Access::State { .. } => allow,
         }
     }
@@ -507,25 +544,56 @@ impl Policy {
     /// Only a plain host name or address can match; anything else (`evil.test#.example.com`,
     /// user info, paths) is refused rather than compared by suffix.
     pub fn host_allowed(&self, host: &str) -> bool {
-        let host = host.trim_end_matches('.').to_ascii_lowercase();
-        if host.is_empty()
-            || !host.chars().all(|c| {
-                c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':' | '[' | ']')
-            })
-        {
+        is_plain_host(host) && host_listed(&self.allowed_hosts, host)
+    }
+
+    /// Whether `host` is on the deny list (same matching as [`Policy::host_allowed`]).
+    pub fn host_denied(&self, host: &str) -> bool {
+        host_listed(&self.denied_hosts, host)
+    }
+}
+
+/// Whether `host` looks like a host name or address at all: ASCII letters, digits, `.`, `-`,
+/// `_`, and the `:[]` of IPv6 literals. Internationalised names must arrive in punycode.
+fn is_plain_host(host: &str) -> bool {
+    let host = host.trim_end_matches('.');
+    !host.is_empty()
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':' | '[' | ']'))
+}
+
+/// Normalises a host or list entry for comparison: lower case, no trailing dots, and an
+/// internationalised name in its punycode (`xn--`) form, which is what URLs carry on the wire.
+fn normalise_host(host: &str) -> String {
+    let host = host.trim_end_matches('.');
+    if host.is_ascii() {
+        host.to_ascii_lowercase()
+    } else {
+        idna::domain_to_ascii(host).unwrap_or_else(|_| host.to_lowercase())
+    }
+}
+
+/// Whether `host` matches an entry of `list`: `*` matches every host, `*.x` every subdomain of
+/// `x`, and `x` itself and its subdomains, always on a dot boundary (`notexample.com` is not
+/// `example.com`).
+fn host_listed(list: &[String], host: &str) -> bool {
+    let host = normalise_host(host);
+    if host.is_empty() {
+        return false;
+    }
+    list.iter().any(|entry| {
+        let (wild, entry) = match entry.strip_prefix("*.") {
+            Some(rest) => (true, normalise_host(rest)),
+            None if entry == "*" => return true,
+            None => (false, normalise_host(entry)),
+        };
+        if entry.is_empty() {
             return false;
         }
-        self.allowed_hosts.iter().any(|entry| {
-            let entry = entry.trim_end_matches('.').to_ascii_lowercase();
-            if entry == "*" {
-                true
-            } else if let Some(suffix) = entry.strip_prefix("*.") {
-                host.len() > suffix.len() + 1 && host.ends_with(&format!(".{suffix}"))
-            } else {
-                host == entry || host.ends_with(&format!(".{entry}"))
-            }
-        })
-    }
+        let sub = host.len() > entry.len() + 1 && host.ends_with(&format!(".{entry}"));
+        sub || (!wild && host == entry)
+    })
 }
 
 fn base_name(program: &str) -> &str {

@@ -214,15 +214,21 @@ pub fn export(spec: &ToolSpec, provider: Provider) -> Value {
             "description": spec.description,
             "input_schema": spec.input_schema,
         }),
-        Provider::OpenAi => json!({
-            "type": "function",
-            "function": {
-                "name": spec.name,
-                "description": spec.description,
-                "parameters": openai_strict(&spec.input_schema),
-                "strict": true,
-            }
-        }),
+        Provider::OpenAi => {
+            let parameters = openai_strict(&spec.input_schema);
+            // Strict mode needs every object closed; a free-form map (request headers, a
+            // remote tool's parameters) cannot be, so such a tool goes out non-strict.
+            let strict = !has_open_object(&parameters);
+            json!({
+                "type": "function",
+                "function": {
+                    "name": spec.name,
+                    "description": spec.description,
+                    "parameters": parameters,
+                    "strict": strict,
+                }
+            })
+        }
         Provider::Gemini => json!({
             "name": spec.name,
             "description": spec.description,
@@ -251,6 +257,36 @@ const OPENAI_KEYWORDS: &[&str] = &[
     "minItems",
     "maxItems",
 ];
+
+/// Whether some object in `schema` takes keys it does not list (`additionalProperties` not
+/// `false`), which OpenAI's strict mode refuses.
+pub fn has_open_object(schema: &Value) -> bool {
+    let Value::Object(node) = schema else {
+        return false;
+    };
+    let is_object = match node.get("type") {
+        Some(Value::String(t)) => t == "object",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "object"),
+        _ => false,
+    };
+    if is_object && node.get("additionalProperties") != Some(&Value::Bool(false)) {
+        return true;
+    }
+    let children = node
+        .get("properties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flat_map(|p| p.values())
+        .chain(node.get("items"))
+        .chain(node.get("additionalProperties"))
+        .chain(
+            ["anyOf", "oneOf", "allOf"]
+                .iter()
+                .filter_map(|k| node.get(*k).and_then(Value::as_array))
+                .flatten(),
+        );
+    children.into_iter().any(has_open_object)
+}
 
 /// OpenAI strict mode: every property required, optional ones made nullable, objects closed,
 /// unsupported keywords dropped (defaults move into the description).

@@ -2,6 +2,7 @@ mod call;
 mod commands;
 mod cron;
 mod mcp;
+mod web;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};

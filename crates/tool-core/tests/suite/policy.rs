@@ -34,7 +34,17 @@ fn net(host: &str) -> Access {
 }
 
 fn device(p: &str) -> Access {
-    Access::Device(PathBuf::from(p))
+    Access::Device {
+        path: PathBuf::from(p),
+        write: false,
+    }
+}
+
+fn device_write(p: &str) -> Access {
+    Access::Device {
+        path: PathBuf::from(p),
+        write: true,
+    }
 }
 
 fn state(write: bool) -> Access {
@@ -67,6 +77,12 @@ fn rows(ws: &Workspace) -> Vec<Row> {
     let hosts = |list: &[&str]| {
         let mut p = sup();
         p.allowed_hosts = list.iter().map(|s| s.to_string()).collect();
+        p
+    };
+    let denied = |autonomy: fn() -> Policy, allow: &[&str], deny: &[&str]| {
+        let mut p = autonomy();
+        p.allowed_hosts = allow.iter().map(|s| s.to_string()).collect();
+        p.denied_hosts = deny.iter().map(|s| s.to_string()).collect();
         p
     };
     let devices = |autonomy: fn() -> Policy| {
@@ -552,14 +568,14 @@ fn rows(ws: &Workspace) -> Vec<Row> {
             hosts(&["example.com"]),
             "web_fetch",
             vec![net("evil.test#.example.com")],
-            Ask,
+            Deny,
         ),
         (
             "host with userinfo",
             hosts(&["example.com"]),
             "web_fetch",
             vec![net("evil.test/@x.example.com")],
-            Ask,
+            Deny,
         ),
         (
             "star-dot excludes apex",
@@ -602,6 +618,101 @@ fn rows(ws: &Workspace) -> Vec<Row> {
             "web_fetch",
             vec![net("example.com")],
             Ask,
+        ),
+        // Internationalised names compare in punycode, whichever way the entry is written.
+        (
+            "idn entry matches punycode host",
+            hosts(&["bücher.example"]),
+            "web_fetch",
+            vec![net("xn--bcher-kva.example")],
+            Allow,
+        ),
+        (
+            "idn entry does not match a lookalike",
+            hosts(&["bücher.example"]),
+            "web_fetch",
+            vec![net("bucher.example")],
+            Ask,
+        ),
+        // The deny list is a hard limit: it beats the allow list, rules and full autonomy.
+        (
+            "denied host in full",
+            denied(full, &[], &["internal.example"]),
+            "http_request",
+            vec![net("api.internal.example")],
+            Deny,
+        ),
+        (
+            "denied host beats allow list",
+            denied(sup, &["*"], &["*.corp.example"]),
+            "http_request",
+            vec![net("wiki.corp.example")],
+            Deny,
+        ),
+        (
+            "denied host beats an allow rule",
+            with_rule(denied(sup, &[], &["corp.example"]), "http_request", Allow),
+            "http_request",
+            vec![net("CORP.example.")],
+            Deny,
+        ),
+        (
+            "denied list twin: a sibling host still runs",
+            denied(sup, &["*"], &["*.corp.example"]),
+            "http_request",
+            vec![net("corp-example.test")],
+            Allow,
+        ),
+        (
+            "denied list twin: shared suffix is not a subdomain",
+            denied(full, &[], &["corp.example"]),
+            "http_request",
+            vec![net("notcorp.example")],
+            Allow,
+        ),
+        // A call that may reach any host (`*`, a shell command with network access).
+        (
+            "any host with a specific deny list follows the baseline",
+            denied(full, &[], &["corp.example"]),
+            "shell",
+            vec![net("*")],
+            Allow,
+        ),
+        (
+            "any host asks in supervised",
+            denied(sup, &["example.com"], &["corp.example"]),
+            "shell",
+            vec![net("*")],
+            Ask,
+        ),
+        (
+            "any host against a deny-all list",
+            denied(full, &[], &["*"]),
+            "shell",
+            vec![net("*")],
+            Deny,
+        ),
+        // Device writes ask in supervised mode and are refused in read_only; reads run.
+        (
+            "device write asks in supervised",
+            devices(sup),
+            "i2c",
+            vec![device_write("/dev/ttyUSB0")],
+            Ask,
+        ),
+        (
+            "device write runs in full",
+            devices(full),
+            "i2c",
+            vec![device_write("/dev/ttyUSB0")],
+            Allow,
+        ),
+        (
+            "device write refused in read_only",
+            devices(ro),
+            "i2c",
+            vec![device_write("/dev/ttyUSB0")],
+            Deny,
         ),
         // Devices: only the listed nodes, spelled exactly, in every autonomy level.
         (

@@ -1,0 +1,587 @@
+//! The network policy's enforcement, shared by every web tool.
+//!
+//! One URL parser (the `url` crate, which reqwest itself uses) reads the URL for the checks and
+//! for the request, so the two cannot disagree about the host. A request goes out only when:
+//!
+//! 1. the scheme is `https`, or `http` and the policy sets `allow_http`;
+//! 2. the URL carries no user information (`https://allowed@evil` hides its real host);
+//! 3. the host is not on the policy's deny list;
+//! 4. the host, if an address literal (in any spelling the URL standard accepts: `2130706433`,
+//!    `0x7f.1`, `0177.0.0.1`, `127.1`, `[::ffff:127.0.0.1]`), is public;
+//! 5. every address the host name resolves to is public ([`CheckedResolver`]), and the
+//!    connection goes to one of exactly those addresses.
+//!
+//! Redirects are not followed by reqwest: [`Net::send`] follows at most `max_redirects` by hand,
+//! and every hop passes the same checks. A hop to a host the allow list does not cover (when the
+//! policy is not `full`) is not followed; the caller gets the redirect and says so. Bodies are
+//! read chunk by chunk after decompression and cut at a byte cap; the whole exchange runs under
+//! one deadline and the caller's cancellation. No proxy from the environment is used: a proxy
+//! would resolve names itself.
+
+pub mod addr;
+pub(crate) mod redact;
+mod resolve;
+
+use std::net::IpAddr;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
+use reqwest::{Method, StatusCode};
+use tokio::time::Instant;
+use tool_core::{Autonomy, Policy, ToolContext, ToolError};
+use url::{Host, Url};
+
+pub use resolve::{Lookup, LookupFuture, StaticLookup, SystemLookup};
+
+pub(crate) use resolve::Blocked;
+use resolve::{CheckedResolver, Exempt};
+
+/// How the web tools reach the network.
+#[derive(Debug, Clone)]
+pub struct NetConfig {
+    pub(crate) lookup: Arc<dyn Lookup>,
+    pub(crate) exempt: Vec<IpAddr>,
+    pub(crate) max_redirects: u8,
+    pub(crate) connect_timeout: Duration,
+    pub(crate) user_agent: String,
+    pub(crate) root_certificates: Vec<Vec<u8>>,
+}
+
+impl Default for NetConfig {
+    fn default() -> Self {
+        NetConfig {
+            lookup: Arc::new(SystemLookup),
+            exempt: Vec::new(),
+            max_redirects: 5,
+            connect_timeout: Duration::from_secs(10),
+            user_agent: concat!("toolshed/", env!("CARGO_PKG_VERSION")).to_owned(),
+            root_certificates: Vec::new(),
+        }
+    }
+}
+
+impl NetConfig {
+    /// Resolves host names with `lookup` instead of the operating system.
+    pub fn with_lookup(mut self, lookup: Arc<dyn Lookup>) -> Self {
+        self.lookup = lookup;
+        self
+    }
+
+    /// For tests against servers on this machine: lets these loopback addresses through the
+    /// address checks (and nothing else: every other private, local or special address stays
+    /// refused). Fails, naming the address, for anything outside `127.0.0.0/8` and `::1`.
+    pub fn allow_loopback_for_tests(mut self, addrs: &[IpAddr]) -> Result<Self, String> {
+        for addr in addrs {
+            let loopback = match addr {
+                IpAddr::V4(v4) => v4.is_loopback(),
+                IpAddr::V6(v6) => v6.is_loopback(),
+            };
+            if !loopback {
+                return Err(format!(
+                    "{addr} is not a loopback address; only 127.0.0.0/8 and ::1 can be exempted, for tests"
+                ));
+            }
+        }
+        self.exempt = addrs.to_vec();
+        Ok(self)
+    }
+
+    /// The most redirects followed per request (5 by default; 0 follows none).
+    pub fn with_max_redirects(mut self, n: u8) -> Self {
+        self.max_redirects = n;
+        self
+    }
+
+    /// Adds a trusted root certificate (PEM), e.g. a company CA or a test server's.
+    pub fn with_root_certificate_pem(mut self, pem: Vec<u8>) -> Self {
+        self.root_certificates.push(pem);
+        self
+    }
+
+    /// The `User-Agent` header sent with every request.
+    pub fn with_user_agent(mut self, agent: impl Into<String>) -> Self {
+        self.user_agent = agent.into();
+        self
+    }
+}
+
+/// The shared HTTP client of the web tools, built on first use.
+#[derive(Debug)]
+pub(crate) struct Net {
+    config: NetConfig,
+    client: OnceLock<Result<reqwest::Client, String>>,
+}
+
+/// One request, before the checks.
+#[derive(Debug, Clone)]
+pub(crate) struct Request {
+    pub(crate) method: Method,
+    pub(crate) url: Url,
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: Option<Vec<u8>>,
+    /// The deadline for the whole exchange, body included.
+    pub(crate) timeout: Duration,
+    /// The most body bytes kept (after decompression).
+    pub(crate) max_bytes: usize,
+}
+
+impl Request {
+    pub(crate) fn get(url: Url, timeout: Duration, max_bytes: usize) -> Self {
+        Request {
+            method: Method::GET,
+            url,
+            headers: HeaderMap::new(),
+            body: None,
+            timeout,
+            max_bytes,
+        }
+    }
+
+    pub(crate) fn header(mut self, name: HeaderName, value: &str) -> Result<Self, ToolError> {
+        let value = HeaderValue::from_str(value).map_err(|_| {
+            ToolError::Failed(format!(
+                "The value for the {name} header is not a valid header value; check the configured key."
+            ))
+        })?;
+        self.headers.insert(name, value);
+        Ok(self)
+    }
+}
+
+/// Why a body was cut short.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Cut {
+    /// It was longer than the cap (bytes).
+    Size(usize),
+    /// The deadline passed while it was still arriving.
+    Time(Duration),
+    /// The connection broke (or the compressed stream was corrupt) part way.
+    Broken(String),
+}
+
+impl Cut {
+    /// A sentence for the model.
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            Cut::Size(n) => format!("the body was cut at the {n}-byte limit"),
+            Cut::Time(d) => format!(
+                "the server was still sending after {} s, so the body was cut there",
+                d.as_secs()
+            ),
+            Cut::Broken(why) => format!("the body broke off part way ({why})"),
+        }
+    }
+}
+
+/// A redirect that was not followed, and why.
+#[derive(Debug, Clone)]
+pub(crate) struct Unfollowed {
+    pub(crate) location: Url,
+    pub(crate) why: String,
+}
+
+/// A response, after redirects.
+#[derive(Debug)]
+pub(crate) struct Fetched {
+    pub(crate) status: StatusCode,
+    pub(crate) headers: HeaderMap,
+    pub(crate) url: Url,
+    pub(crate) body: Vec<u8>,
+    pub(crate) cut: Option<Cut>,
+    /// The URLs redirected through, in order (the first request's URL not included).
+    pub(crate) redirects: Vec<Url>,
+    pub(crate) unfollowed: Option<Unfollowed>,
+}
+
+impl Fetched {
+    /// The media type without parameters, lower case (`text/html`).
+    pub(crate) fn media_type(&self) -> Option<String> {
+        let ct = self.headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
+        Some(ct.split(';').next()?.trim().to_ascii_lowercase())
+    }
+
+    /// The `charset` parameter of the content type.
+    pub(crate) fn charset(&self) -> Option<String> {
+        let ct = self.headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
+        ct.split(';').skip(1).find_map(|p| {
+            let (k, v) = p.split_once('=')?;
+            (k.trim().eq_ignore_ascii_case("charset"))
+                .then(|| v.trim().trim_matches('"').to_ascii_lowercase())
+        })
+    }
+}
+
+/// Parses and checks `raw` (the static half of the checks: scheme, user information, deny
+/// list, address literals). `field` is the argument's JSON pointer for error messages.
+pub(crate) fn check_url(
+    raw: &str,
+    policy: &Policy,
+    config: &NetConfig,
+    field: &str,
+) -> Result<Url, ToolError> {
+    let invalid = |message: String| ToolError::InvalidArgs {
+        path: field.to_owned(),
+        message,
+    };
+    let url = Url::parse(raw.trim()).map_err(|e| {
+        invalid(format!(
+            "`{}` is not an absolute URL ({e}); give a full address such as https://example.com/page",
+            shorten(raw)
+        ))
+    })?;
+    check_parsed(&url, policy, config).map_err(|e| match e {
+        ToolError::Denied(m) => ToolError::Denied(m),
+        ToolError::InvalidArgs { message, .. } => invalid(message),
+        other => other,
+    })?;
+    Ok(url)
+}
+
+fn check_parsed(url: &Url, policy: &Policy, config: &NetConfig) -> Result<(), ToolError> {
+    let invalid = |message: String| ToolError::InvalidArgs {
+        path: String::new(),
+        message,
+    };
+    match url.scheme() {
+        "https" => {}
+        "http" if policy.allow_http => {}
+        "http" => {
+            return Err(ToolError::Denied(format!(
+                "plain http:// is refused by the policy; use https://{}, or ask the user to set policy.allow_http",
+                url.as_str().trim_start_matches("http://")
+            )));
+        }
+        other => {
+            return Err(invalid(format!(
+                "the scheme `{other}:` is not supported; web tools fetch https:// URLs{}",
+                if policy.allow_http {
+                    " (and http://)"
+                } else {
+                    ""
+                }
+            )));
+        }
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(ToolError::Denied(
+            "URLs with user information (`user@host`) are refused: it hides the real host; send credentials in a header instead".into(),
+        ));
+    }
+    let host = url
+        .host()
+        .ok_or_else(|| invalid("the URL has no host".into()))?;
+    let name = host_name(url);
+    if policy.host_denied(&name) {
+        return Err(ToolError::Denied(format!(
+            "{name} is on the denied host list (policy.denied_hosts)"
+        )));
+    }
+    let exempt = Exempt(config.exempt.clone());
+    let literal = match host {
+        Host::Ipv4(v4) => Some(IpAddr::V4(v4)),
+        Host::Ipv6(v6) => Some(IpAddr::V6(v6)),
+        Host::Domain(d) => {
+            let d = d.trim_end_matches('.');
+            if d == "localhost" || d.ends_with(".localhost") {
+                return Err(ToolError::Denied(format!(
+                    "{d} always means this machine; web tools only reach public addresses"
+                )));
+            }
+            None
+        }
+    };
+    if let Some(ip) = literal {
+        exempt
+            .check(&ip.to_string(), ip)
+            .map_err(|b| ToolError::Denied(b.to_string()))?;
+    }
+    Ok(())
+}
+
+/// The host as the policy sees it: lower case, punycode, IPv6 without brackets.
+pub(crate) fn host_name(url: &Url) -> String {
+    match url.host() {
+        Some(Host::Ipv6(v6)) => v6.to_string(),
+        Some(h) => h.to_string(),
+        None => String::new(),
+    }
+}
+
+fn shorten(s: &str) -> String {
+    tool_core::truncate::cut_line(s, 200).into_owned()
+}
+
+impl Net {
+    pub(crate) fn new(config: NetConfig) -> Self {
+        Net {
+            config,
+            client: OnceLock::new(),
+        }
+    }
+
+    pub(crate) fn config(&self) -> &NetConfig {
+        &self.config
+    }
+
+    fn client(&self) -> Result<&reqwest::Client, ToolError> {
+        let built = self.client.get_or_init(|| {
+            let mut builder = reqwest::Client::builder()
+                .dns_resolver(Arc::new(CheckedResolver {
+                    lookup: Arc::clone(&self.config.lookup),
+                    exempt: Exempt(self.config.exempt.clone()),
+                }))
+                .no_proxy()
+                .redirect(reqwest::redirect::Policy::none())
+                .referer(false)
+                .retry(reqwest::retry::never())
+                .connect_timeout(self.config.connect_timeout)
+                .pool_idle_timeout(Duration::from_secs(30))
+                .user_agent(self.config.user_agent.clone());
+            for pem in &self.config.root_certificates {
+                let cert = reqwest::Certificate::from_pem(pem)
+                    .map_err(|e| format!("a configured root certificate is not valid PEM: {e}"))?;
+                builder = builder.add_root_certificate(cert);
+            }
+            builder.build().map_err(|e| e.to_string())
+        });
+        built.as_ref().map_err(|e| {
+            ToolError::Failed(format!(
+                "The HTTP client could not be set up: {e}. Fix the web configuration."
+            ))
+        })
+    }
+
+    /// Resolves the host of `url` and checks every address, without connecting: for URLs handed
+    /// to another program (a desktop browser), which resolves the name again itself.
+    pub(crate) async fn check_resolves(&self, url: &Url) -> Result<(), ToolError> {
+        let Some(Host::Domain(name)) = url.host() else {
+            return Ok(());
+        };
+        let addrs = self.config.lookup.lookup(name).await.map_err(|e| {
+            ToolError::Failed(format!("{name} does not resolve ({e}); check the address."))
+        })?;
+        let exempt = Exempt(self.config.exempt.clone());
+        for addr in addrs {
+            exempt
+                .check(name, addr)
+                .map_err(|b| ToolError::Denied(format!("{b}.")))?;
+        }
+        Ok(())
+    }
+
+    /// Sends `req`, following redirects by hand, and reads the body up to its cap.
+    pub(crate) async fn send(&self, ctx: &ToolContext, req: Request) -> Result<Fetched, ToolError> {
+        let client = self.client()?;
+        let deadline = Instant::now() + req.timeout;
+        let first_host = host_name(&req.url);
+        let mut method = req.method.clone();
+        let mut body = req.body.clone();
+        let mut headers = req.headers.clone();
+        let mut url = req.url.clone();
+        let mut redirects = Vec::new();
+        loop {
+            check_parsed(&url, &ctx.policy, &self.config)?;
+            tracing::debug!(url = %redact::url(&url), %method, "web request");
+            let mut builder = client
+                .request(method.clone(), url.clone())
+                .headers(headers.clone());
+            if let Some(b) = &body {
+                builder = builder.body(b.clone());
+            }
+            let exchange = builder.send();
+            let response = tokio::select! {
+                biased;
+                _ = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
+                r = tokio::time::timeout_at(deadline, exchange) => match r {
+                    Err(_) => return Err(ToolError::Timeout(format!(
+                        "{} did not answer within {} s; try again later, or give a longer timeout_secs",
+                        host_name(&url), req.timeout.as_secs()
+                    ))),
+                    Ok(r) => r.map_err(|e| match request_error(&url, e) {
+                        ToolError::Denied(m) if !redirects.is_empty() => ToolError::Denied(
+                            format!("The server redirected to {url}, refused: {m}")
+                        ),
+                        other => other,
+                    })?,
+                },
+            };
+            let status = response.status();
+            let location = status
+                .is_redirection()
+                .then(|| response.headers().get(header::LOCATION))
+                .flatten()
+                .and_then(|l| l.to_str().ok())
+                .and_then(|l| url.join(l).ok());
+            if let Some(next) = location {
+                let unfollowed = if redirects.len() >= usize::from(self.config.max_redirects) {
+                    Some(format!(
+                        "it is redirect number {} and at most {} are followed",
+                        redirects.len() + 1,
+                        self.config.max_redirects
+                    ))
+                } else {
+                    self.hop_refusal(ctx, &first_host, &next)?
+                };
+                if let Some(why) = unfollowed {
+                    let headers = response.headers().clone();
+                    return Ok(Fetched {
+                        status,
+                        headers,
+                        url,
+                        body: Vec::new(),
+                        cut: None,
+                        redirects,
+                        unfollowed: Some(Unfollowed {
+                            location: next,
+                            why,
+                        }),
+                    });
+                }
+                // 303 always, and 301/302 after a POST, continue as a GET without a body.
+                if status == StatusCode::SEE_OTHER
+                    || (method == Method::POST
+                        && matches!(status, StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND))
+                {
+                    if method != Method::HEAD {
+                        method = Method::GET;
+                    }
+                    body = None;
+                    headers.remove(header::CONTENT_TYPE);
+                }
+                // Credentials never follow a redirect to another origin.
+                if next.origin() != url.origin() {
+                    let secret: Vec<HeaderName> = headers
+                        .keys()
+                        .filter(|n| redact::is_secret_name(n.as_str()))
+                        .cloned()
+                        .collect();
+                    for name in secret {
+                        headers.remove(name);
+                    }
+                }
+                redirects.push(next.clone());
+                url = next;
+                continue;
+            }
+            let headers = response.headers().clone();
+            let (body, cut) =
+                read_body(ctx, response, req.max_bytes, deadline, req.timeout).await?;
+            return Ok(Fetched {
+                status,
+                headers,
+                url,
+                body,
+                cut,
+                redirects,
+                unfollowed: None,
+            });
+        }
+    }
+
+    /// Why a redirect to `next` is not followed, if it is not; `Err` when the hop is refused
+    /// outright (a private address, a denied host, http without allow_http).
+    fn hop_refusal(
+        &self,
+        ctx: &ToolContext,
+        first_host: &str,
+        next: &Url,
+    ) -> Result<Option<String>, ToolError> {
+        check_parsed(next, &ctx.policy, &self.config).map_err(|e| match e {
+            ToolError::Denied(m) => {
+                ToolError::Denied(format!("The server redirected to {next}, refused: {m}."))
+            }
+            ToolError::InvalidArgs { message, .. } => ToolError::Failed(format!(
+                "The server redirected to {next}, refused: {message}."
+            )),
+            other => other,
+        })?;
+        let host = host_name(next);
+        if host != first_host
+            && ctx.policy.autonomy != Autonomy::Full
+            && !ctx.policy.host_allowed(&host)
+        {
+            return Ok(Some(format!(
+                "{host} is not on the host allow list (policy.allowed_hosts); call the tool again with that URL to ask for it"
+            )));
+        }
+        Ok(None)
+    }
+}
+
+/// Reads the body chunk by chunk (decompressed), up to `max` bytes and the deadline.
+async fn read_body(
+    ctx: &ToolContext,
+    mut response: reqwest::Response,
+    max: usize,
+    deadline: Instant,
+    timeout: Duration,
+) -> Result<(Vec<u8>, Option<Cut>), ToolError> {
+    let mut body = Vec::new();
+    loop {
+        let chunk = tokio::select! {
+            biased;
+            _ = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
+            _ = tokio::time::sleep_until(deadline) => return Ok((body, Some(Cut::Time(timeout)))),
+            c = response.chunk() => c,
+        };
+        match chunk {
+            Ok(Some(bytes)) => {
+                let room = max - body.len();
+                if bytes.len() > room {
+                    body.extend_from_slice(&bytes[..room]);
+                    return Ok((body, Some(Cut::Size(max))));
+                }
+                body.extend_from_slice(&bytes);
+            }
+            Ok(None) => return Ok((body, None)),
+            Err(e) => {
+                let why = error_chain(&e);
+                return Ok((body, Some(Cut::Broken(why))));
+            }
+        }
+    }
+}
+
+/// The innermost useful messages of an error chain, joined.
+fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        let text = err.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        cur = err.source();
+    }
+    parts
+        .into_iter()
+        .filter(|p| !p.starts_with("error sending request") && !p.starts_with("client error"))
+        .collect::<Vec<_>>()
+        .join(": ")
+}
+
+fn request_error(url: &Url, e: reqwest::Error) -> ToolError {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(&e);
+    while let Some(err) = cur {
+        if let Some(blocked) = err.downcast_ref::<Blocked>() {
+            return ToolError::Denied(format!("{blocked}."));
+        }
+        cur = err.source();
+    }
+    let host = host_name(url);
+    let why = error_chain(&e);
+    if e.is_timeout() {
+        ToolError::Timeout(format!(
+            "{host} did not answer in time ({why}); try again later"
+        ))
+    } else if e.is_connect() {
+        ToolError::Failed(format!(
+            "Could not connect to {host}: {why}. Check the address, or try again later."
+        ))
+    } else {
+        ToolError::Failed(format!(
+            "The request to {host} failed: {why}. Check the URL, or try again later."
+        ))
+    }
+}

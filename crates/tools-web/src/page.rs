@@ -1,0 +1,343 @@
+//! Fetching a page and turning it into text: charset decoding, HTML to Markdown, a small cache,
+//! and paging by characters.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use encoding_rs::{Encoding, UTF_8};
+use reqwest::StatusCode;
+use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderName};
+use tokio::time::Instant;
+use tool_core::{ToolContext, ToolError};
+use url::Url;
+
+use crate::config::Shared;
+use crate::net::{Fetched, Request};
+
+/// A fetched page, as text.
+#[derive(Debug)]
+pub(crate) struct Page {
+    pub(crate) url: Url,
+    pub(crate) status: StatusCode,
+    pub(crate) title: Option<String>,
+    pub(crate) media_type: String,
+    pub(crate) text: String,
+    /// Characters in `text`.
+    pub(crate) chars: usize,
+    pub(crate) notes: Vec<String>,
+}
+
+const CACHE_ENTRIES: usize = 16;
+const CACHE_TTL: Duration = Duration::from_secs(300);
+
+/// The last few pages, by URL and mode, for five minutes.
+#[derive(Debug, Default)]
+pub(crate) struct PageCache {
+    entries: Mutex<VecDeque<(String, Instant, Arc<Page>)>>,
+}
+
+impl PageCache {
+    fn get(&self, key: &str) -> Option<Arc<Page>> {
+        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        entries.retain(|(_, at, _)| at.elapsed() < CACHE_TTL);
+        entries
+            .iter()
+            .find(|(k, _, _)| k == key)
+            .map(|(_, _, p)| Arc::clone(p))
+    }
+
+    fn put(&self, key: String, page: Arc<Page>) {
+        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        entries.retain(|(k, _, _)| *k != key);
+        if entries.len() >= CACHE_ENTRIES {
+            entries.pop_front();
+        }
+        entries.push_back((key, Instant::now(), page));
+    }
+}
+
+/// Fetches `url` (through the cache) as readable text, or as the body itself when `raw`.
+pub(crate) async fn load(
+    shared: &Shared,
+    ctx: &ToolContext,
+    url: Url,
+    raw: bool,
+) -> Result<Arc<Page>, ToolError> {
+    let key = format!("{}{url}", if raw { "raw " } else { "" });
+    if let Some(page) = shared.pages.get(&key) {
+        return Ok(page);
+    }
+    let page = Arc::new(fetch(shared, ctx, url, raw).await?);
+    // Pages that were cut by time or a broken connection are not cached: a retry may do better.
+    if page.status.is_success()
+        && !page
+            .notes
+            .iter()
+            .any(|n| n.contains("still sending") || n.contains("broke off"))
+    {
+        shared.pages.put(key, Arc::clone(&page));
+    }
+    Ok(page)
+}
+
+async fn fetch(shared: &Shared, ctx: &ToolContext, url: Url, raw: bool) -> Result<Page, ToolError> {
+    if !raw
+        && let Some(reader) = &shared.jina_reader
+        && let Some(key) = shared.secrets.get(&reader.api_key_env)
+    {
+        return through_jina(shared, ctx, reader, &key, url).await;
+    }
+    let request = Request::get(url, shared.page_timeout, shared.max_page_bytes).header(
+        ACCEPT,
+        "text/html,application/xhtml+xml,text/markdown;q=0.9,text/plain;q=0.9,*/*;q=0.5",
+    )?;
+    let fetched = shared.net.send(ctx, request).await?;
+    if let Some(u) = &fetched.unfollowed {
+        return Err(ToolError::Failed(format!(
+            "{} redirects to {}, which was not followed: {}.",
+            fetched.url, u.location, u.why
+        )));
+    }
+    let media = fetched.media_type().unwrap_or_default();
+    let is_html = media.contains("html") || (media.is_empty() && looks_like_html(&fetched.body));
+    let textual = is_html
+        || media.is_empty()
+        || media.starts_with("text/")
+        || media.ends_with("json")
+        || media.ends_with("xml")
+        || media.ends_with("+json")
+        || media == "application/javascript";
+    if !textual {
+        return Err(ToolError::Failed(format!(
+            "{} is {media} ({} bytes), not a text page; use http_request to see its headers, or a tool made for that format.",
+            fetched.url,
+            fetched.body.len()
+        )));
+    }
+    let decoded = decode(&fetched, is_html);
+    let mut notes = Vec::new();
+    if let Some(cut) = &fetched.cut {
+        notes.push(format!("Note: {}.", cut.describe()));
+    }
+    if !fetched.redirects.is_empty() {
+        notes.push(format!("Redirected to {}.", fetched.url));
+    }
+    let (title, text) = if is_html && !raw {
+        let title = title_of(&decoded);
+        let markdown = tool_core::blocking(ctx, move || Ok(to_markdown(&decoded))).await?;
+        (title, markdown)
+    } else {
+        (None, decoded)
+    };
+    let chars = text.chars().count();
+    Ok(Page {
+        url: fetched.url,
+        status: fetched.status,
+        title,
+        media_type: if media.is_empty() {
+            "unknown".into()
+        } else {
+            media
+        },
+        text,
+        chars,
+        notes,
+    })
+}
+
+async fn through_jina(
+    shared: &Shared,
+    ctx: &ToolContext,
+    reader: &crate::config::JinaReader,
+    key: &str,
+    url: Url,
+) -> Result<Page, ToolError> {
+    let endpoint = format!("{}/{}", reader.base_url.trim_end_matches('/'), url);
+    let endpoint = Url::parse(&endpoint).map_err(|e| {
+        ToolError::Failed(format!(
+            "The Jina Reader URL {endpoint} is not valid ({e}); fix web.jina_reader_url."
+        ))
+    })?;
+    let request = Request::get(endpoint, shared.page_timeout, shared.max_page_bytes)
+        .header(AUTHORIZATION, &format!("Bearer {key}"))?
+        .header(ACCEPT, "text/plain")?
+        .header(HeaderName::from_static("x-return-format"), "markdown")?;
+    let fetched = shared.net.send(ctx, request).await?;
+    if !fetched.status.is_success() {
+        let why = String::from_utf8_lossy(&fetched.body);
+        return Err(ToolError::Failed(format!(
+            "Jina Reader answered HTTP {} for {url}: {}. Check {} or fetch without the reader.",
+            fetched.status.as_u16(),
+            tool_core::truncate::cut_line(why.trim(), 300),
+            reader.api_key_env
+        )));
+    }
+    let text = decode(&fetched, false);
+    let chars = text.chars().count();
+    let mut notes = vec!["Converted by Jina Reader.".to_owned()];
+    if let Some(cut) = &fetched.cut {
+        notes.push(format!("Note: {}.", cut.describe()));
+    }
+    Ok(Page {
+        url,
+        status: fetched.status,
+        title: None,
+        media_type: "text/markdown".into(),
+        text,
+        chars,
+        notes,
+    })
+}
+
+fn looks_like_html(body: &[u8]) -> bool {
+    let head = String::from_utf8_lossy(&body[..body.len().min(512)]).to_ascii_lowercase();
+    head.contains("<html") || head.contains("<!doctype html")
+}
+
+/// Decodes the body: a byte-order mark first, then the Content-Type charset, then (for HTML)
+/// a `<meta charset>` in the first kilobyte, else UTF-8 (invalid bytes become U+FFFD).
+pub(crate) fn decode(fetched: &Fetched, is_html: bool) -> String {
+    let body = &fetched.body;
+    if let Some((encoding, bom)) = Encoding::for_bom(body) {
+        return encoding
+            .decode_without_bom_handling(&body[bom..])
+            .0
+            .into_owned();
+    }
+    let label = fetched
+        .charset()
+        .or_else(|| if is_html { meta_charset(body) } else { None });
+    let encoding = label
+        .and_then(|l| Encoding::for_label(l.as_bytes()))
+        .unwrap_or(UTF_8);
+    encoding.decode_without_bom_handling(body).0.into_owned()
+}
+
+fn meta_charset(body: &[u8]) -> Option<String> {
+    let head = String::from_utf8_lossy(&body[..body.len().min(1024)]).to_ascii_lowercase();
+    let mut rest = head.as_str();
+    while let Some(at) = rest.find("<meta") {
+        rest = &rest[at + 5..];
+        let tag = &rest[..rest.find('>').unwrap_or(rest.len())];
+        if let Some(pos) = tag.find("charset=") {
+            let value: String = tag[pos + 8..]
+                .trim_start_matches(['"', '\''])
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':' | '.'))
+                .collect();
+            if !value.is_empty() {
+                return Some(value);
+            }
+        }
+    }
+    None
+}
+
+fn title_of(html: &str) -> Option<String> {
+    let lower = html.to_ascii_lowercase();
+    let start = lower.find("<title")?;
+    let open_end = start + lower[start..].find('>')? + 1;
+    let end = open_end + lower[open_end..].find("</title")?;
+    let title = unescape(html[open_end..end].trim());
+    let title: String = title.split_whitespace().collect::<Vec<_>>().join(" ");
+    (!title.is_empty()).then_some(title)
+}
+
+fn unescape(s: &str) -> String {
+    s.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&#x27;", "'")
+        .replace("&nbsp;", " ")
+        .replace("&amp;", "&")
+}
+
+/// HTML to Markdown with htmd, without scripts, styles, navigation, side bars and other parts a
+/// reader never reads.
+pub(crate) fn to_markdown(html: &str) -> String {
+    let converter = htmd::HtmlToMarkdown::builder()
+        .skip_tags(vec![
+            "head", "nav", "aside", "script", "style", "noscript", "template", "svg", "canvas",
+            "iframe", "object", "embed", "form", "button", "input", "select", "textarea",
+        ])
+        .build();
+    let markdown = converter.convert(html).unwrap_or_default();
+    // Collapse runs of blank lines and trailing spaces that layouts leave behind.
+    let mut out = String::with_capacity(markdown.len());
+    let mut blank = 0;
+    for line in markdown.lines() {
+        let line = line.trim_end();
+        if line.is_empty() {
+            blank += 1;
+            if blank > 1 {
+                continue;
+            }
+        } else {
+            blank = 0;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.trim().to_owned()
+}
+
+/// Characters `start..start + max` of `text` (by `char`), and whether more follow.
+pub(crate) fn slice(text: &str, start: usize, max: usize) -> (&str, usize) {
+    let mut indices = text.char_indices().map(|(i, _)| i).chain([text.len()]);
+    let from = indices.nth(start).unwrap_or(text.len());
+    let to = text[from..]
+        .char_indices()
+        .map(|(i, _)| from + i)
+        .chain([text.len()])
+        .nth(max)
+        .unwrap_or(text.len());
+    let taken = text[from..to].chars().count();
+    (&text[from..to], start + taken)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slices_by_characters() {
+        let text = "héllo wörld";
+        assert_eq!(slice(text, 0, 5), ("héllo", 5));
+        assert_eq!(slice(text, 6, 100), ("wörld", 11));
+        assert_eq!(slice(text, 11, 5), ("", 11));
+        assert_eq!(slice(text, 1, 1), ("é", 2));
+    }
+
+    #[test]
+    fn meta_charsets() {
+        assert_eq!(
+            meta_charset(b"<html><head><meta charset=\"ISO-8859-1\">").as_deref(),
+            Some("iso-8859-1")
+        );
+        assert_eq!(
+            meta_charset(
+                b"<meta http-equiv=\"Content-Type\" content=\"text/html; charset=windows-1251\">"
+            )
+            .as_deref(),
+            Some("windows-1251")
+        );
+        assert_eq!(meta_charset(b"<meta name=\"x\" content=\"y\">"), None);
+    }
+
+    #[test]
+    fn markdown_without_scripts() {
+        let md = to_markdown(
+            "<html><head><title>T</title><style>p{}</style></head><body><h1>Hello</h1>\
+             <script>alert(1)</script><p>A <a href=\"https://x.example/\">link</a>.</p></body></html>",
+        );
+        assert!(md.contains("# Hello"), "{md}");
+        assert!(md.contains("[link](https://x.example/)"), "{md}");
+        assert!(!md.contains("alert") && !md.contains("p{}"), "{md}");
+        assert_eq!(
+            title_of("<html><head><title> A &amp; B </title></head></html>").as_deref(),
+            Some("A & B")
+        );
+    }
+}
