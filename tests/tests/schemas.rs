@@ -7,14 +7,18 @@
 use serde_json::Value;
 use tool_core::{Provider, schema};
 
-fn registry() -> tool_core::Registry {
-    toolshed_cli::registry().expect("the registry builds")
+/// Every tool of the registry, and the agent loop's own tools (finish, message, delegate,
+/// spawn), which models see in `toolshed run`.
+fn specs() -> Vec<tool_core::ToolSpec> {
+    let registry = toolshed_cli::registry().expect("the registry builds");
+    let mut specs: Vec<tool_core::ToolSpec> = registry.specs().into_iter().cloned().collect();
+    specs.extend(toolshed_agent::agent_tool_specs());
+    specs
 }
 
 #[test]
 fn snapshots_of_every_tool_in_every_dialect() {
-    let registry = registry();
-    for spec in registry.specs() {
+    for spec in &specs() {
         for provider in Provider::ALL {
             let exported = schema::export(spec, provider);
             insta::assert_json_snapshot!(format!("{}__{}", spec.name, provider.as_str()), exported);
@@ -39,7 +43,7 @@ fn walk<'a>(v: &'a Value, out: &mut Vec<&'a serde_json::Map<String, Value>>) {
 
 #[test]
 fn openai_strict_rules_hold_for_every_tool() {
-    for spec in registry().specs() {
+    for spec in &specs() {
         let exported = schema::export(spec, Provider::OpenAi);
         let parameters = &exported["function"]["parameters"];
         // A free-form map cannot be closed: such a tool goes out non-strict, every other
@@ -115,7 +119,7 @@ fn gemini_schemas_use_only_accepted_keywords() {
         "maximum",
         "anyOf",
     ];
-    for spec in registry().specs() {
+    for spec in &specs() {
         let exported = schema::export(spec, Provider::Gemini);
         let mut nodes = Vec::new();
         walk(&exported["parameters"], &mut nodes);
@@ -145,7 +149,7 @@ fn gemini_schemas_use_only_accepted_keywords() {
 
 #[test]
 fn every_tool_documents_itself_and_its_arguments() {
-    for spec in registry().specs() {
+    for spec in &specs() {
         assert!(
             spec.description.trim_end().ends_with('.'),
             "{}: description is a sentence",

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use tool_core::{Decision, Limits, Policy};
 
 /// The whole configuration file.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// The seed profile to expose when `--profile` is not given.
@@ -39,13 +39,19 @@ pub struct Config {
     /// The hardware tools.
     #[serde(default)]
     pub hardware: HardwareConfig,
+    /// The agent loop of `toolshed run` and `toolshed chat`.
+    #[serde(default)]
+    pub agent: AgentConfig,
+    /// Named agents for `--agent` and `delegate`: `[agents.reviewer]`.
+    #[serde(default)]
+    pub agents: BTreeMap<String, NamedAgentConfig>,
     /// Other MCP servers whose tools are imported as `name__tool` (stdio transport).
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
 }
 
 /// `[mcp_servers.NAME]`: a server started as a child process and spoken to over stdio.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct McpServerConfig {
     /// The program.
@@ -59,7 +65,7 @@ pub struct McpServerConfig {
 }
 
 /// `[cron]`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CronConfig {
     /// The shortest gap allowed between two runs of a recurring job, in seconds (60).
@@ -69,7 +75,7 @@ pub struct CronConfig {
 }
 
 /// `[memory]`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MemoryConfig {
     /// An OpenAI-compatible embeddings API base (`http://127.0.0.1:11434/v1` for Ollama);
@@ -86,7 +92,7 @@ pub struct MemoryConfig {
 }
 
 /// `[web]`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WebConfig {
     /// The largest body http_request keeps, in bytes after decompression (1 MiB).
@@ -134,7 +140,7 @@ pub struct WebConfig {
 }
 
 /// `[hardware]`. Every device, bus and window file must also be on `policy.allowed_devices`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HardwareConfig {
     /// Where device nodes are listed from (`/dev`).
@@ -159,7 +165,7 @@ pub struct HardwareConfig {
 }
 
 /// `[[hardware.read_windows]]` / `[[hardware.write_windows]]`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WindowConfig {
     /// A name for messages.
@@ -174,8 +180,52 @@ pub struct WindowConfig {
     pub offset: Option<u64>,
 }
 
+/// `[agent]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentConfig {
+    /// `openai` (and compatible servers), `anthropic` or `gemini` (openai).
+    pub provider: Option<String>,
+    /// The model (default per provider: gpt-4.1-mini, claude-sonnet-4-5, gemini-2.5-flash).
+    pub model: Option<String>,
+    /// The provider's endpoint, e.g. `http://127.0.0.1:11434/v1` for Ollama.
+    pub base_url: Option<String>,
+    /// The variable holding the API key (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY).
+    pub api_key_env: Option<String>,
+    /// The most model calls of one run (25).
+    pub max_iterations: Option<u32>,
+    /// The most tokens of one answer (4096).
+    pub max_tokens: Option<u32>,
+    /// Sampling temperature (the provider's default).
+    pub temperature: Option<f32>,
+    /// Stream answers as they are written (true).
+    pub stream: Option<bool>,
+    /// The deadline of one model request, in seconds (120).
+    pub timeout_secs: Option<u64>,
+    /// Retries of a failed model request (3).
+    pub max_retries: Option<u32>,
+    /// The `message` tool's file channel: one JSON line per message.
+    pub message_file: Option<PathBuf>,
+    /// The `message` tool's webhook channel: `{"content": …}` is POSTed there.
+    pub message_webhook: Option<String>,
+}
+
+/// `[agents.NAME]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NamedAgentConfig {
+    /// The system prompt (the default agent's otherwise).
+    pub system_prompt: Option<String>,
+    /// Which tools it may call: `{ "*" = true, "file_write" = false }` (every tool).
+    pub tools: Option<BTreeMap<String, bool>>,
+    /// A model other than `[agent] model`.
+    pub model: Option<String>,
+    /// The most model calls of one of its runs (25).
+    pub max_iterations: Option<u32>,
+}
+
 /// `[shell]`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ShellConfig {
     /// Environment variables passed through to commands (default: PATH, HOME, USER, LANG…).
@@ -191,7 +241,7 @@ pub struct ShellConfig {
 }
 
 /// `[policy]`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PolicyConfig {
     /// `read_only`, `supervised` (default) or `full`.
@@ -256,7 +306,7 @@ impl Default for PolicyConfig {
 }
 
 /// `[limits]`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LimitsConfig {
     /// Default deadline of a call, in seconds (120).

@@ -1,6 +1,7 @@
 //! The composition root of Toolshed: builds the registry from every tool family, the policy and
 //! limits from configuration, and runs calls through the layer stack.
 
+pub mod agent_setup;
 pub mod config;
 mod runner;
 
@@ -32,7 +33,7 @@ pub fn registry_with(config: &config::Config) -> Result<Registry> {
 /// The scheduling settings, with jobs run through the shell tool as this configuration sets it
 /// up (same parser, policy, sandbox and limits as an interactive `shell` call).
 pub fn cron_config(config: &config::Config) -> Result<tools_cron::Config> {
-    let runner = ShellJobRunner::new(&config.shell_config())?;
+    let runner = ShellJobRunner::with_agent(config)?;
     Ok(config.cron_config(Arc::new(runner)))
 }
 

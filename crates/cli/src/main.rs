@@ -3,6 +3,7 @@
 // This is a command-line program: printing is its job.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod agent_cmd;
 mod mcp_cmd;
 mod tour;
 
@@ -80,6 +81,20 @@ enum Command {
     /// command. When the policy asks, the client is asked through MCP elicitation if it
     /// supports it; otherwise the call is refused with `needs_approval`.
     Mcp(mcp_cmd::McpArgs),
+    /// Run one task with the agent loop: progress on stderr, the final answer on stdout.
+    ///
+    /// Exit status: 0 when the agent answered, 1 when the model could not be reached or the
+    /// run failed, 2 for usage and configuration errors, 130 when cancelled (Ctrl-C).
+    Run {
+        /// The task, in plain words.
+        task: String,
+        #[command(flatten)]
+        args: agent_cmd::AgentArgs,
+    },
+    /// Talk with the agent: one turn per line, tool calls shown as they run.
+    Chat(agent_cmd::AgentArgs),
+    /// List saved agent sessions (resume one with `run --resume ID` or `chat --resume ID`).
+    Sessions,
     /// A guided five-minute tour in a temporary workspace: list, call, and see a refusal.
     Tour,
     /// Scheduled jobs: `toolshed cron daemon` runs the jobs of this workspace as they fall due.
@@ -207,6 +222,23 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             mcp_cmd::run(&cli.workspace, cli.config.as_deref(), cli.profile, args).await
         }
         Command::Tour => tour::run().await,
+        Command::Run { task, args } => {
+            agent_cmd::run(
+                &cli.workspace,
+                cli.config.as_deref(),
+                cli.profile,
+                task,
+                args,
+            )
+            .await
+        }
+        Command::Chat(args) => {
+            agent_cmd::chat(&cli.workspace, cli.config.as_deref(), cli.profile, args).await
+        }
+        Command::Sessions => {
+            let (config, _) = Config::load(cli.config.as_deref(), &cli.workspace)?;
+            agent_cmd::sessions(&config)
+        }
         Command::Cron(CronCommand::Daemon { poll_secs }) => {
             let session = Session::open(
                 &cli.workspace,
@@ -308,7 +340,7 @@ impl Session {
         let approver: Arc<dyn Approver> = if yes {
             Arc::new(ApproveAll)
         } else if interactive && std::io::stderr().is_terminal() {
-            Arc::new(TerminalApprover)
+            Arc::new(TerminalApprover::default())
         } else {
             Arc::new(NoApprover)
         };
@@ -366,18 +398,24 @@ fn check_data_dir(data_dir: &Path, ws: &Workspace) -> Result<()> {
     Ok(())
 }
 
-/// Prompts on the terminal.
-#[derive(Debug)]
-struct TerminalApprover;
+/// Prompts on the terminal: yes, no, or always (for this tool, until the program ends).
+#[derive(Debug, Default)]
+pub(crate) struct TerminalApprover {
+    always: std::sync::Mutex<std::collections::HashSet<String>>,
+}
 
 #[async_trait]
 impl Approver for TerminalApprover {
     async fn approve(&self, request: &ApprovalRequest) -> Approval {
+        if self.always.lock().is_ok_and(|a| a.contains(&request.tool)) {
+            return Approval::Approved;
+        }
         let prompt = format!(
-            "`{}` needs approval: {}\n  {}\nApprove? [y/N] ",
+            "`{}` needs approval: {}\n  {}\nApprove? [y]es / [N]o / [a]lways for `{}` this session: ",
             request.tool,
             request.reason,
-            request.summary.join("\n  ")
+            request.summary.join("\n  "),
+            request.tool
         );
         let answer = tokio::task::spawn_blocking(move || {
             let mut err = std::io::stderr();
@@ -388,10 +426,16 @@ impl Approver for TerminalApprover {
         })
         .await;
         match answer {
-            Ok(Ok(line)) if matches!(line.trim(), "y" | "Y" | "yes" | "YES" | "Yes") => {
-                Approval::Approved
-            }
-            Ok(Ok(_)) => Approval::Refused(None),
+            Ok(Ok(line)) => match line.trim().to_ascii_lowercase().as_str() {
+                "y" | "yes" => Approval::Approved,
+                "a" | "always" => {
+                    if let Ok(mut a) = self.always.lock() {
+                        a.insert(request.tool.clone());
+                    }
+                    Approval::Approved
+                }
+                _ => Approval::Refused(None),
+            },
             _ => Approval::Unavailable,
         }
     }

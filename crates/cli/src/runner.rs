@@ -1,6 +1,8 @@
-//! The [`JobRunner`] that scheduled jobs run through: the `shell` tool in its own stack.
+//! The [`JobRunner`] that scheduled jobs run through: commands through the `shell` tool in its
+//! own stack, prompts through the agent loop.
 
 use std::fmt;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::json;
@@ -16,8 +18,14 @@ use tool_core::{
 /// it asks about is asked about then. Adding the job is that approval; at run time the policy
 /// decides again, a refusal is recorded as a `denied` run, and an `Ask` counts as the approval
 /// given when the job was added (there is nobody to ask at 3 a.m.).
+///
+/// A prompt job runs the `default` agent on its prompt with the configuration's provider and
+/// every tool except the scheduling ones (a job does not schedule more jobs). There is nobody to
+/// approve anything at run time, so each tool call the policy would ask about is refused and
+/// the agent is told so; the answer (or the error) is the run's output.
 pub struct ShellJobRunner {
     stack: Stack,
+    config: Option<Arc<crate::config::Config>>,
 }
 
 impl fmt::Debug for ShellJobRunner {
@@ -27,7 +35,7 @@ impl fmt::Debug for ShellJobRunner {
 }
 
 impl ShellJobRunner {
-    /// A runner over a `shell` tool set up from `config`.
+    /// A runner over a `shell` tool set up from `config`; prompt jobs are refused.
     pub fn new(config: &tools_shell::Config) -> anyhow::Result<ShellJobRunner> {
         let mut registry = Registry::new();
         registry.register_all(
@@ -36,8 +44,73 @@ impl ShellJobRunner {
                 .filter(|t| t.spec().name == "shell"),
         )?;
         Ok(ShellJobRunner {
-            stack: Stack::new(registry).with_approver(std::sync::Arc::new(ApproveAll)),
+            stack: Stack::new(registry).with_approver(Arc::new(ApproveAll)),
+            config: None,
         })
+    }
+
+    /// A runner for the whole configuration: commands as above, prompts through the agent.
+    pub fn with_agent(config: &crate::config::Config) -> anyhow::Result<ShellJobRunner> {
+        let mut runner = ShellJobRunner::new(&config.shell_config())?;
+        runner.config = Some(Arc::new(config.clone()));
+        Ok(runner)
+    }
+
+    /// Why prompts cannot run, if they cannot.
+    fn agent_missing(&self) -> Option<String> {
+        match &self.config {
+            None => Some("no agent is configured for scheduled jobs".into()),
+            Some(config) => crate::agent_setup::provider_config(config, None, None)
+                .err()
+                .map(|e| format!("{e:#}")),
+        }
+    }
+
+    async fn run_prompt(&self, ctx: ToolContext, prompt: &str) -> Result<RunReport, ToolError> {
+        let config = self.config.as_deref().ok_or_else(|| {
+            ToolError::Failed("No agent is configured for scheduled jobs.".into())
+        })?;
+        let failed = |e: String| {
+            ToolError::Failed(format!(
+                "The prompt job cannot start its agent: {e}. Configure [agent] in toolshed.toml."
+            ))
+        };
+        let provider_config = crate::agent_setup::provider_config(config, None, None)
+            .map_err(|e| failed(format!("{e:#}")))?;
+        let kind = provider_config.kind;
+        let provider = toolshed_agent::provider::connect(provider_config)
+            .map_err(|e| failed(e.to_string()))?;
+        let all = crate::registry_with(config).map_err(|e| failed(format!("{e:#}")))?;
+        let names: Vec<&str> = all
+            .names()
+            .into_iter()
+            .filter(|n| !n.starts_with("cron_") && *n != "schedule")
+            .collect();
+        let model = config
+            .agent
+            .model
+            .clone()
+            .unwrap_or_else(|| crate::agent_setup::default_model(kind).to_owned());
+        let runtime = Arc::new(
+            toolshed_agent::Runtime::new(provider, model, all.subset(names))
+                .with_agents(crate::agent_setup::agents(config))
+                .with_settings(crate::agent_setup::settings(config, true)),
+        );
+        let agent = runtime.agent("default").map_err(failed)?;
+        let mut messages = vec![toolshed_agent::Message::user(prompt)];
+        match runtime.run(&agent, &mut messages, &ctx, None).await {
+            Ok(outcome) => Ok(RunReport {
+                success: true,
+                exit_code: None,
+                output: outcome.answer,
+            }),
+            Err(toolshed_agent::AgentError::Cancelled) => Err(ToolError::Cancelled),
+            Err(e) => Ok(RunReport {
+                success: false,
+                exit_code: None,
+                output: e.to_string(),
+            }),
+        }
     }
 }
 
@@ -56,18 +129,26 @@ impl JobRunner for ShellJobRunner {
                     other => other,
                 })?
                 .accesses),
-            JobAction::Prompt(_) => Err(ToolError::invalid(
-                "prompt",
-                "prompt jobs need an agent, and none is configured for scheduled jobs; schedule a `command` instead",
-            )),
+            JobAction::Prompt(_) => match self.agent_missing() {
+                // What the agent does is checked call by call at run time, with nobody to ask.
+                None => Ok(vec![Access::State {
+                    store: "agent".into(),
+                    write: true,
+                }]),
+                Some(why) => Err(ToolError::invalid(
+                    "prompt",
+                    format!(
+                        "prompt jobs run the agent, which cannot start: {why}; configure [agent], or schedule a `command` instead"
+                    ),
+                )),
+            },
         }
     }
 
     async fn run(&self, ctx: ToolContext, action: &JobAction) -> Result<RunReport, ToolError> {
-        let JobAction::Command(command) = action else {
-            return Err(ToolError::Failed(
-                "Prompt jobs need an agent, and none is configured for scheduled jobs; change the job to a `command` with cron_update.".into(),
-            ));
+        let command = match action {
+            JobAction::Command(command) => command,
+            JobAction::Prompt(prompt) => return self.run_prompt(ctx, prompt).await,
         };
         let out = self
             .stack

@@ -297,7 +297,9 @@ pub struct Policy {
     pub denied_hosts: Vec<String>,
     /// Whether network tools may use plain `http://` (otherwise only `https://`).
     pub allow_http: bool,
-    /// Device nodes hardware tools may open.
+    /// Device nodes hardware tools may open: exact paths (`/dev/i2c-1`) or patterns whose `*`,
+    /// `?` and `[…]` stay within one path component (`/dev/ttyUSB*`). See
+    /// [`Policy::device_allowed`].
     pub allowed_devices: Vec<PathBuf>,
     /// Whether writes inside `.git/` directories (hooks, config) are allowed.
     pub allow_git_internals: bool,
@@ -380,7 +382,7 @@ impl Policy {
             );
         }
         if let Access::Device { path: dev, .. } = access
-            && !self.allowed_devices.iter().any(|d| d == dev)
+            && !self.device_allowed(dev)
         {
             return (
                 Decision::Deny,
@@ -545,6 +547,36 @@ impl Policy {
     /// user info, paths) is refused rather than compared by suffix.
     pub fn host_allowed(&self, host: &str) -> bool {
         is_plain_host(host) && host_listed(&self.allowed_hosts, host)
+    }
+
+    /// Whether hardware tools may open `path`: it must be a plain absolute path (no `.`, `..`,
+    /// `//` or trailing `/`, which could make a pattern match something else) equal to an
+    /// entry of `allowed_devices`, or matched by an entry with a pattern (`/dev/ttyUSB*`, whose
+    /// `*` never crosses a `/`).
+    pub fn device_allowed(&self, path: &Path) -> bool {
+        let Some(text) = path.to_str() else {
+            return false;
+        };
+        let plain = text.starts_with('/')
+            && !text.contains("//")
+            && (text.len() == 1 || !text.ends_with('/'))
+            && text.split('/').all(|c| c != "." && c != "..");
+        if !plain {
+            return false;
+        }
+        self.allowed_devices.iter().any(|entry| {
+            let Some(pattern) = entry.to_str() else {
+                return false;
+            };
+            if !pattern.contains(['*', '?', '[', '{']) {
+                return entry == path;
+            }
+            GlobBuilder::new(pattern)
+                .literal_separator(true)
+                .backslash_escape(true)
+                .build()
+                .is_ok_and(|g| g.compile_matcher().is_match(path))
+        })
     }
 
     /// Whether `host` is on the deny list (same matching as [`Policy::host_allowed`]).

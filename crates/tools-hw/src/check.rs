@@ -277,7 +277,7 @@ pub(crate) fn device_path(field: &str, input: &str, example: &str) -> Result<Pat
 /// Refuses a device that is not on the policy's device allow list. The policy already denies
 /// such a call before it runs; this keeps the tools safe when called without the stack.
 pub(crate) fn ensure_allowed(ctx: &ToolContext, path: &Path) -> Result<(), ToolError> {
-    if ctx.policy.allowed_devices.iter().any(|d| d == path) {
+    if ctx.policy.device_allowed(path) {
         return Ok(());
     }
     Err(ToolError::Denied(format!(

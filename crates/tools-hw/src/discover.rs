@@ -81,7 +81,7 @@ fn is_digits(s: &str) -> bool {
 
 /// Whether the policy lets tools open `path`.
 pub(crate) fn allowed(ctx: &ToolContext, path: &Path) -> bool {
-    ctx.policy.allowed_devices.iter().any(|d| d == path)
+    ctx.policy.device_allowed(path)
 }
 
 /// One line per device: the path and whether it may be opened.

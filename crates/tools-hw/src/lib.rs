@@ -9,7 +9,8 @@
 //!
 //! Every call that opens a device declares [`tool_core::Access::Device`] with the exact path
 //! it will open and whether it writes. The policy denies any path that is not on
-//! `policy.allowed_devices` (exact match, no patterns), asks for writes in supervised mode and
+//! `policy.allowed_devices` (exact paths, or patterns such as `/dev/ttyUSB*` whose wildcards stay
+//! within one path component; see [`tool_core::Policy::device_allowed`]), asks for writes in supervised mode and
 //! refuses all device access in read-only mode. The tools check the allow list again right
 //! before they open anything, so they stay safe when called without the layer stack. The
 //! [`Config`] does not grant access: it says where to *look* (serial-port patterns, `/dev`)

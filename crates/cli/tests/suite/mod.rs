@@ -1,6 +1,8 @@
+mod agent;
 mod call;
 mod commands;
 mod cron;
+mod llm;
 mod mcp;
 mod web;
 

@@ -85,6 +85,14 @@ fn rows(ws: &Workspace) -> Vec<Row> {
         p.denied_hosts = deny.iter().map(|s| s.to_string()).collect();
         p
     };
+    let device_globs = || {
+        let mut p = full();
+        p.allowed_devices = vec![
+            PathBuf::from("/dev/ttyUSB*"),
+            PathBuf::from("/dev/i2c-[0-3]"),
+        ];
+        p
+    };
     let devices = |autonomy: fn() -> Policy| {
         let mut p = autonomy();
         p.allowed_devices = vec![PathBuf::from("/dev/ttyUSB0")];
@@ -712,6 +720,70 @@ fn rows(ws: &Workspace) -> Vec<Row> {
             devices(ro),
             "i2c",
             vec![device_write("/dev/ttyUSB0")],
+            Deny,
+        ),
+        // Device patterns: a wildcard stays within one component; odd spellings never match.
+        (
+            "device pattern matches a port",
+            device_globs(),
+            "serial",
+            vec![device("/dev/ttyUSB3")],
+            Allow,
+        ),
+        (
+            "device pattern twin: another family",
+            device_globs(),
+            "serial",
+            vec![device("/dev/ttyS0")],
+            Deny,
+        ),
+        (
+            "device pattern does not cross a slash",
+            device_globs(),
+            "serial",
+            vec![device("/dev/ttyUSB0/../mem")],
+            Deny,
+        ),
+        (
+            "device pattern with a dot-dot spelling",
+            device_globs(),
+            "serial",
+            vec![device("/dev/../dev/ttyUSB0")],
+            Deny,
+        ),
+        (
+            "device pattern with a double slash",
+            device_globs(),
+            "serial",
+            vec![device("/dev//ttyUSB0")],
+            Deny,
+        ),
+        (
+            "device pattern with a trailing slash",
+            device_globs(),
+            "serial",
+            vec![device("/dev/ttyUSB0/")],
+            Deny,
+        ),
+        (
+            "device character class",
+            device_globs(),
+            "i2c",
+            vec![device("/dev/i2c-1")],
+            Allow,
+        ),
+        (
+            "device character class twin",
+            device_globs(),
+            "i2c",
+            vec![device("/dev/i2c-7")],
+            Deny,
+        ),
+        (
+            "device relative path",
+            device_globs(),
+            "serial",
+            vec![device("ttyUSB0")],
             Deny,
         ),
         // Devices: only the listed nodes, spelled exactly, in every autonomy level.

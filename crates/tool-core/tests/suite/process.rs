@@ -639,7 +639,9 @@ async fn cgroup_members_die_with_the_run() {
     let fx = Fixture::new();
     let mut spec = sh(
         &fx,
-        "(setsid sh -c 'echo $$ > esc.pid; exec sleep 30' &); echo done",
+        // Wait for the escapee to record itself: under load it could otherwise be killed with
+        // the run before it writes its pid, and the test would wait for a file that never comes.
+        "(setsid sh -c 'echo $$ > esc.pid; exec sleep 30' &); while [ ! -s esc.pid ]; do sleep 0.01; done; echo done",
     );
     spec.max_processes = Some(32);
     let out = run(spec, &ctx(&fx)).await.unwrap();

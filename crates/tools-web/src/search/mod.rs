@@ -365,6 +365,37 @@ pub(crate) fn key<'a>(query: &Query<'a>) -> Result<&'a str, String> {
 }
 
 /// Parses a JSON answer into `T`, saying what was wrong when it is not the documented shape.
+/// The answer shape Tavily and SearXNG share: `{"results": [{"title", "url", "content"}]}`.
+pub(crate) fn content_results(body: &[u8]) -> Result<Answer, String> {
+    #[derive(Deserialize)]
+    struct Response {
+        #[serde(default)]
+        results: Vec<Item>,
+    }
+    #[derive(Deserialize)]
+    struct Item {
+        #[serde(default)]
+        title: Option<String>,
+        #[serde(default)]
+        url: Option<String>,
+        #[serde(default)]
+        content: Option<String>,
+    }
+    let response: Response = json(body)?;
+    Ok(Answer {
+        hits: response
+            .results
+            .into_iter()
+            .map(|i| RawHit {
+                title: i.title.unwrap_or_default(),
+                url: i.url.unwrap_or_default(),
+                snippet: i.content.unwrap_or_default(),
+            })
+            .collect(),
+        summary: None,
+    })
+}
+
 pub(crate) fn json<T: for<'de> Deserialize<'de>>(body: &[u8]) -> Result<T, String> {
     serde_json::from_slice(body)
         .map_err(|e| format!("the answer was not the documented JSON ({e})"))

@@ -5,9 +5,8 @@
 //! settings.yml, or it answers 403. Documented at <https://docs.searxng.org/dev/search_api.html>.
 
 use reqwest::header::{self, HeaderValue};
-use serde::Deserialize;
 
-use super::{Answer, Query, RawHit, endpoint, get, json};
+use super::{Answer, Query, content_results, endpoint, get};
 use crate::net::Request;
 
 pub(super) fn request(base: &str, query: &Query<'_>) -> Result<Request, String> {
@@ -22,34 +21,6 @@ pub(super) fn request(base: &str, query: &Query<'_>) -> Result<Request, String> 
     Ok(request)
 }
 
-#[derive(Deserialize)]
-struct Response {
-    #[serde(default)]
-    results: Vec<Item>,
-}
-
-#[derive(Deserialize)]
-struct Item {
-    #[serde(default)]
-    title: Option<String>,
-    #[serde(default)]
-    url: Option<String>,
-    #[serde(default)]
-    content: Option<String>,
-}
-
 pub(super) fn parse(body: &[u8]) -> Result<Answer, String> {
-    let response: Response = json(body)?;
-    Ok(Answer {
-        hits: response
-            .results
-            .into_iter()
-            .map(|i| RawHit {
-                title: i.title.unwrap_or_default(),
-                url: i.url.unwrap_or_default(),
-                snippet: i.content.unwrap_or_default(),
-            })
-            .collect(),
-        summary: None,
-    })
+    content_results(body)
 }

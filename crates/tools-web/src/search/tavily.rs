@@ -5,10 +5,9 @@
 //! <https://docs.tavily.com/api-reference/endpoint/search>.
 
 use reqwest::header;
-use serde::Deserialize;
 use serde_json::json;
 
-use super::{Answer, Query, RawHit, endpoint, json, key, post_json, with_header};
+use super::{Answer, Query, content_results, endpoint, key, post_json, with_header};
 use crate::net::Request;
 
 pub(super) fn request(base: &str, query: &Query<'_>) -> Result<Request, String> {
@@ -21,34 +20,6 @@ pub(super) fn request(base: &str, query: &Query<'_>) -> Result<Request, String> 
     )
 }
 
-#[derive(Deserialize)]
-struct Response {
-    #[serde(default)]
-    results: Vec<Item>,
-}
-
-#[derive(Deserialize)]
-struct Item {
-    #[serde(default)]
-    title: Option<String>,
-    #[serde(default)]
-    url: Option<String>,
-    #[serde(default)]
-    content: Option<String>,
-}
-
 pub(super) fn parse(body: &[u8]) -> Result<Answer, String> {
-    let response: Response = json(body)?;
-    Ok(Answer {
-        hits: response
-            .results
-            .into_iter()
-            .map(|i| RawHit {
-                title: i.title.unwrap_or_default(),
-                url: i.url.unwrap_or_default(),
-                snippet: i.content.unwrap_or_default(),
-            })
-            .collect(),
-        summary: None,
-    })
+    content_results(body)
 }
