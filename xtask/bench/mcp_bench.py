@@ -2,6 +2,7 @@
 """`cargo xtask bench mcp`: `toolshed mcp` against the reference Node filesystem MCP server.
 
     mcp_bench.py --toolshed BIN --node NODE --reference-js INDEX_JS --tree DIR --work DIR
+                 [--starts N] [--reads N] [--searches N] [--json OUT]
 
 Both servers run over stdio and are driven by the same two clients:
 
@@ -29,7 +30,8 @@ Measured, for each server and each client:
 Cold starts alternate the servers; for reads and searches both servers are up at once and the
 client alternates between them (reads in blocks of 50), so that load from elsewhere on the
 machine falls on both alike. Prints a markdown table on stdout, progress on stderr, and writes
-every sample to WORK/results.json.
+every sample to WORK/results.json; with --json OUT, also the summary rows that
+`cargo xtask bench report` reads.
 """
 
 from __future__ import annotations
@@ -535,6 +537,7 @@ def main() -> None:
     ap.add_argument("--starts", type=int, default=10)
     ap.add_argument("--reads", type=int, default=1000)
     ap.add_argument("--searches", type=int, default=3)
+    ap.add_argument("--json", type=Path, default=None, help="write the summary rows here")
     a = ap.parse_args()
 
     work = a.work.resolve()
@@ -571,6 +574,19 @@ def main() -> None:
 
     results = {label: {k: jsonable(v) for k, v in d.items()} for label, d in samples.items()}
     (work / "results.json").write_text(json.dumps(results, indent=1))
+    if a.json is not None:
+        a.json.parent.mkdir(parents=True, exist_ok=True)
+        a.json.write_text(json.dumps({
+            "bench": "mcp",
+            "starts": a.starts,
+            "reads": a.reads,
+            "searches": a.searches,
+            "toolshed_version": servers[0].version,
+            "reference_version": servers[1].version,
+            "client": f"Python {platform.python_version()}, mcp SDK {_sdk_version()}",
+            "rows": summary(samples, servers[0].label, servers[1].label,
+                            a.starts, a.reads, a.searches),
+        }, indent=1) + "\n")
     if any(isinstance(v, Exception) for d in samples.values() for v in d.values()):
         logs = ", ".join(str(work / f"{s.label}.stderr.log") for s in servers)
         raise SystemExit(f"some measurements failed (see above); the servers' stderr: {logs}")
@@ -721,6 +737,46 @@ def table(
         "the lines, the reference sends the text twice (content and structuredContent).",
     ]
     return out
+
+
+def summary(
+    samples: dict[str, dict[str, Any]], ours: str, ref: str, starts: int, reads: int, searches: int
+) -> list[dict[str, Any]]:
+    """The table's rows as numbers (ms or MiB), for `cargo xtask bench report`."""
+
+    def value(label: str, key: str, pick: Callable[[Any], float]) -> tuple[float | None, str | None]:
+        v = samples[label].get(key)
+        if isinstance(v, Exception):
+            return None, str(v)
+        if v is None or (isinstance(v, list) and not v) or (isinstance(v, Timed) and not v.times):
+            return None, "no samples"
+        return pick(v), None
+
+    def secs(xs: Any) -> float:
+        return median(xs.times if isinstance(xs, Timed) else xs) * 1000
+
+    def kib(xs: Any) -> float:
+        return (xs.status["VmHWM"] if isinstance(xs, Timed) else median(xs)) / 1024
+
+    plan = [
+        (f"cold start → first tools/list, raw JSON-RPC (median of {starts})", "start_raw", "ms", secs),
+        (f"cold start → first tools/list, SDK client (median of {starts})", "start_sdk", "ms", secs),
+        (f"idle RSS after tools/list (median of {starts})", "rss_idle_kib", "MiB", kib),
+        ("idle RSS, anonymous part (RssAnon)", "anon_idle_kib", "MiB", kib),
+        (f"1 KB read round trip, raw JSON-RPC (median of {reads})", "read_raw", "ms", secs),
+        (f"1 KB read round trip, SDK client (median of {reads})", "read_sdk", "ms", secs),
+        (f"search 50,000-file tree for .rs names, raw (median of {searches})", "search_raw", "ms", secs),
+        (f"search 50,000-file tree for .rs names, SDK (median of {searches})", "search_sdk", "ms", secs),
+        ("peak RSS (VmHWM) after the SDK searches", "search_sdk", "MiB", kib),
+    ]
+    rows = []
+    for label, key, unit, pick in plan:
+        t, t_err = value(ours, key, pick)
+        r, r_err = value(ref, key, pick)
+        rows.append({"label": label, "unit": unit, "toolshed": t, "toolshed_error": t_err,
+                     "reference_name": "server-filesystem", "reference": r,
+                     "reference_error": r_err})
+    return rows
 
 
 def _sdk_version() -> str:

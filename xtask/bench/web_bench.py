@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`cargo xtask bench web`: toolshed's `web_fetch` against the reference MCP fetch server.
 
-    web_bench.py --toolshed BIN --work DIR [--calls N]
+    web_bench.py --toolshed BIN --work DIR [--calls N] [--big-calls N] [--json OUT]
 
 The reference is PyPI `mcp-server-fetch` (the official MCP servers' `fetch`: httpx, readabilipy
 and markdownify), run as `python3 -m mcp_server_fetch --allow-private-ips --ignore-robots-txt`
@@ -18,7 +18,8 @@ takes tens of seconds per call). Measured: the median and p90 wall time of a cal
 characters returned, and each server's peak RSS (VmHWM) at the end. Also checked, not timed:
 whether each server refuses http://169.254.169.254/ when not told otherwise.
 
-Prints a markdown table on stdout and writes every sample to WORK/web.json.
+Prints a markdown table on stdout and writes every sample to WORK/web.json; with --json OUT,
+also the summary rows that `cargo xtask bench report` reads.
 """
 
 from __future__ import annotations
@@ -158,8 +159,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--toolshed", type=Path, required=True)
     ap.add_argument("--work", type=Path, required=True)
-    ap.add_argument("--calls", type=int, default=30)
+    ap.add_argument("--calls", type=int, default=30, help="timed calls per server, 20/200 KB")
+    ap.add_argument("--big-calls", type=int, default=None,
+                    help="timed calls per server for the 2 MB page (default: max(3, calls / 6))")
+    ap.add_argument("--json", type=Path, default=None, help="write the summary rows here")
     a = ap.parse_args()
+    big_calls = a.big_calls if a.big_calls is not None else max(3, a.calls // 6)
     a.toolshed, a.work = a.toolshed.resolve(), a.work.resolve()
     a.work.mkdir(parents=True, exist_ok=True)
     ws = a.work / "ws"
@@ -199,7 +204,7 @@ def main() -> None:
     for label, size in SIZES.items():
         path = label.replace(" ", "_")
         # The reference spends tens of seconds on a 2 MB page: fewer calls there.
-        calls = a.calls if size < 1_000_000 else max(3, a.calls // 6)
+        calls = a.calls if size < 1_000_000 else big_calls
         warmup = 3 if size < 1_000_000 else 1
         for i in range(calls + warmup):
             for name, (raw, tool, limit_arg, limit) in servers.items():
@@ -238,7 +243,7 @@ def main() -> None:
         return sorted(xs)[int(len(xs) * 0.9) - 1] * 1000
 
     print(f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
-          f"{a.calls} calls per size and server ({max(3, a.calls // 6)} for 2 MB), alternating.\n")
+          f"{a.calls} calls per size and server ({big_calls} for 2 MB), alternating.\n")
     print("| page | toolshed web_fetch median (p90) | reference fetch median (p90) | toolshed / reference | chars toolshed / reference |")
     print("| --- | --- | --- | --- | --- |")
     for label in SIZES:
@@ -251,8 +256,50 @@ def main() -> None:
     for name, r in refusals.items():
         print(f"\n{name} on http://169.254.169.254/ by default: {'refused' if r['refused'] else 'FETCHED'}"
               f" — {r['message'][:120]!r}")
+    if a.json is not None:
+        rows = []
+        for label, size in SIZES.items():
+            t, r = samples["toolshed"][label], samples["reference"][label]
+            n = a.calls if size < 1_000_000 else big_calls
+            rows.append({
+                "label": f"{label} page, median of {n} calls",
+                "unit": "ms",
+                "toolshed": median_ms(t),
+                "reference_name": "mcp-server-fetch",
+                "reference": median_ms(r),
+                "detail": (f"p90 {p90_ms(t):.1f} / {p90_ms(r):.1f} ms; " if n >= 10 else "")
+                + f"chars {chars['toolshed'][label]:,} / {chars['reference'][label]:,}",
+            })
+        rows.append({
+            "label": "peak RSS after all calls",
+            "unit": "MiB",
+            "toolshed": peaks["toolshed"] / 1024,
+            "reference_name": "mcp-server-fetch",
+            "reference": peaks["reference"] / 1024,
+        })
+        notes = [f"{name} on http://169.254.169.254/ by default: "
+                 f"{'refused' if r['refused'] else 'FETCHED'}" for name, r in refusals.items()]
+        a.json.parent.mkdir(parents=True, exist_ok=True)
+        a.json.write_text(json.dumps({
+            "bench": "web",
+            "calls": a.calls,
+            "big_calls": big_calls,
+            "reference_version": _version("mcp-server-fetch"),
+            "python": platform.python_version(),
+            "rows": rows,
+            "notes": notes,
+        }, indent=1) + "\n")
     (a.work / "web.json").write_text(json.dumps(
         {"samples": samples, "chars": chars, "peak_rss_kib": peaks, "refusals": refusals}, indent=1))
+
+
+def _version(package: str) -> str:
+    try:
+        from importlib.metadata import version
+
+        return version(package)
+    except Exception:  # noqa: BLE001
+        return "unknown"
 
 
 if __name__ == "__main__":

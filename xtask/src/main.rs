@@ -10,7 +10,9 @@
 
 mod bench;
 mod ci;
+mod dist;
 mod docs;
+mod release;
 mod util;
 
 use std::process::ExitCode;
@@ -33,6 +35,20 @@ Tasks:
                   mcp    `toolshed mcp` against @modelcontextprotocol/server-filesystem
                   memory memory_recall / memory_store on 10k and 100k memories
                   web    web_fetch against the reference MCP fetch server (mcp-server-fetch)
+                  size   release binary size (stripped) and `toolshed tools` cold start
+                  all    every bench above (shorter settings where slow), then `report`
+                  report write target/bench/report.md, report.json, *.png and
+                         README-performance.md from the last results
+                  readme put target/bench/README-performance.md between README.md's
+                         <!-- bench:start --> and <!-- bench:end --> markers
+  dist            Release-build `toolshed` into target/dist/: the stripped binary, bash, zsh
+                  and fish completions, a man page and SHA256SUMS; prints a summary.
+  release VERSION [--crate NAME] [--dry-run | --execute]
+                  Check VERSION (semver, not lower than the current one) and CHANGELOG.md,
+                  compute the version bump (the workspace, or NAME and its dependants) and
+                  run `cargo publish --dry-run` on the crates. A dry run (the default) edits
+                  only a temporary copy; --execute applies the bump, or publishes when
+                  there is nothing left to bump.
   help            Print this message.
 ";
 
@@ -70,6 +86,11 @@ fn run(args: &[String]) -> anyhow::Result<()> {
             [name] if !name.starts_with('-') => bench::run(Some(name)),
             _ => anyhow::bail!("usage: cargo xtask bench [NAME]"),
         },
+        "dist" => {
+            no_more_args("dist", rest)?;
+            dist::run()
+        }
+        "release" => release::run(rest),
         "help" | "-h" | "--help" => {
             print!("{USAGE}");
             Ok(())

@@ -23,6 +23,22 @@
 //! the background. A subagent's tools are its allow map ∩ its parent's tools, minus
 //! [`spec::SUBAGENT_EXCLUDED`]; it shares the parent's context, so its policy is never wider.
 //! Depth is limited (3) and so is the number running at once (4).
+//!
+//! # Example
+//!
+//! What a subagent may use is its allow map; providers know their endpoints and key variables:
+//!
+//! ```
+//! use toolshed_agent::ToolFilter;
+//! use toolshed_agent::provider::ProviderKind;
+//!
+//! let filter = ToolFilter::only(["file_read", "grep"]);
+//! assert!(filter.allows("grep"));
+//! assert!(!filter.allows("shell"));
+//! assert!(ToolFilter::all().allows("shell"));
+//!
+//! assert_eq!(ProviderKind::Anthropic.default_key_env(), "ANTHROPIC_API_KEY");
+//! ```
 
 pub mod event;
 pub mod message;

@@ -1,5 +1,24 @@
 //! The composition root of Toolshed: builds the registry from every tool family, the policy and
 //! limits from configuration, and runs calls through the layer stack.
+//!
+//! The binary is `toolshed` (`toolshed --help`); this library is what it is built from, for
+//! hosts that want the same registry and configuration.
+//!
+//! # Example
+//!
+//! ```
+//! let registry = toolshed_cli::registry().unwrap();
+//! let names = registry.names();
+//! for tool in ["file_read", "grep", "shell", "git_operations", "memory_recall", "web_fetch"] {
+//!     assert!(names.contains(&tool), "{tool} is missing");
+//! }
+//! ```
+//!
+//! # Features
+//!
+//! - `screenshot` (off by default): includes tools-hw's `screenshot` tool (xcap), which needs
+//!   the Debian packages `libxcb1-dev libwayland-dev libgbm-dev libpipewire-0.3-dev
+//!   libclang-dev` to build.
 
 pub mod agent_setup;
 pub mod config;

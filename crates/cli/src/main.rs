@@ -100,6 +100,9 @@ enum Command {
     /// Scheduled jobs: `toolshed cron daemon` runs the jobs of this workspace as they fall due.
     #[command(subcommand)]
     Cron(CronCommand),
+    /// Print the man page (roff), for packagers: `toolshed man > toolshed.1`.
+    #[command(hide = true)]
+    Man,
     /// Print shell completions.
     Completions {
         /// The shell.
@@ -179,6 +182,10 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 "toolshed",
                 &mut std::io::stdout(),
             );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man => {
+            clap_mangen::Man::new(Cli::command()).render(&mut std::io::stdout())?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Tools { format } => {

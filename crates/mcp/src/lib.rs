@@ -23,6 +23,29 @@
 //!
 //! [`remote::RemoteServer`] goes the other way: it imports another MCP server's tools as
 //! `server__tool`, open-world tools the policy asks about.
+//!
+//! # Example
+//!
+//! Serving a registry over stdio, as `toolshed mcp` does (not run here: it waits for a client
+//! on standard input):
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use tool_core::{Limits, Policy, Registry, Stack, ToolContext, Workspace};
+//! use toolshed_mcp::{McpServer, serve_stdio};
+//!
+//! # #[tokio::main]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let registry = Registry::new(); // register tool families here
+//! let ctx = ToolContext::new(
+//!     Workspace::local(".")?,
+//!     Arc::new(Policy::supervised()),
+//!     Arc::new(Limits::default()),
+//! );
+//! serve_stdio(McpServer::new(Stack::new(registry), ctx)).await?;
+//! # Ok(())
+//! # }
+//! ```
 
 mod approve;
 pub mod http;

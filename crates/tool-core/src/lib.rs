@@ -7,6 +7,32 @@
 //! approval, rate limiting, timeouts and truncation — happens in the [`Stack`].
 //!
 //! See `examples/custom_tool.rs` for a complete tool in under 100 lines.
+//!
+//! # Example
+//!
+//! Every path a tool touches is resolved inside the workspace, and the policy decides from the
+//! accesses a call declares:
+//!
+//! ```
+//! use tool_core::{Access, Decision, ErrorKind, Policy, Workspace};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let dir = tempfile::tempdir()?;
+//! let ws = Workspace::local(dir.path())?;
+//!
+//! // Paths inside the root resolve; `..` out of it is refused before any I/O.
+//! let notes = ws.resolve("notes/today.md")?;
+//! assert_eq!(ws.resolve("../etc/passwd").unwrap_err().kind(), ErrorKind::Denied);
+//!
+//! // Read-only mode allows reads and refuses writes.
+//! let policy = Policy::read_only();
+//! let read = policy.decide("file_read", &[Access::Read(notes.clone())]);
+//! let write = policy.decide("file_write", &[Access::Write(notes)]);
+//! assert_eq!(read.decision, Decision::Allow);
+//! assert_eq!(write.decision, Decision::Deny);
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod approve;
 pub mod args;

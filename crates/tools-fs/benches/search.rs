@@ -190,6 +190,7 @@ fn main() {
         "| query | toolshed ms | reference | reference ms | ratio | output lines (toolshed / reference) |\n",
     );
     table.push_str("|---|---:|---|---:|---:|---|\n");
+    let mut json_rows = Vec::new();
     for Row {
         label,
         ours,
@@ -205,6 +206,13 @@ fn main() {
             }
         };
         let (ours_ms, ours_lines) = timed.ours;
+        json_rows.push(json_row(
+            &label,
+            ours_ms,
+            ours_lines,
+            &ref_name,
+            &timed.reference,
+        ));
         match timed.reference {
             None => {
                 println!(
@@ -232,6 +240,53 @@ fn main() {
         }
     }
     println!("\n{table}");
+    write_json(&target, &tree, json_rows);
+}
+
+/// One row of `target/bench/fs.json`.
+fn json_row(
+    label: &str,
+    ours_ms: f64,
+    ours_lines: usize,
+    ref_name: &str,
+    reference: &Option<Result<(f64, usize), String>>,
+) -> serde_json::Value {
+    let (ref_ms, ref_lines, ref_error) = match reference {
+        None => (
+            None,
+            None,
+            Some("not installed (Debian: ripgrep, fd-find)".to_owned()),
+        ),
+        Some(Ok((ms, lines))) => (Some(*ms), Some(*lines), None),
+        Some(Err(e)) => (None, None, Some(e.clone())),
+    };
+    serde_json::json!({
+        "label": label,
+        "unit": "ms",
+        "toolshed": ours_ms,
+        "toolshed_lines": ours_lines,
+        "reference_name": ref_name,
+        "reference": ref_ms,
+        "reference_lines": ref_lines,
+        "reference_error": ref_error,
+    })
+}
+
+/// The machine-readable results, `target/bench/fs.json`, read by `cargo xtask bench report`.
+fn write_json(target: &Path, tree: &Path, rows: Vec<serde_json::Value>) {
+    let report = serde_json::json!({
+        "bench": "fs",
+        "runs": RUNS,
+        "tree": tree.display().to_string(),
+        "rows": rows,
+    });
+    let dir = target.join("bench");
+    let out = dir.join("fs.json");
+    let text = serde_json::to_string_pretty(&report).unwrap_or_default() + "\n";
+    match std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&out, text)) {
+        Ok(()) => println!("written to {}", out.display()),
+        Err(e) => eprintln!("search bench: could not write {}: {e}", out.display()),
+    }
 }
 
 /// `$CARGO_TARGET_DIR`, or the workspace's `target`.

@@ -2,6 +2,44 @@
 //! [`tool_core::workspace::Backend`] (the local directory or a virtual filesystem).
 //!
 //! Every path goes through [`tool_core::Workspace`]; no tool here opens a path itself.
+//!
+//! # Example
+//!
+//! The tools run through a [`tool_core::Stack`], which validates the arguments, asks the policy
+//! and confines every path to the workspace:
+//!
+//! ```
+//! use std::sync::Arc;
+//! use tool_core::{Limits, Policy, Registry, Stack, ToolContext, Workspace};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let dir = tempfile::tempdir()?;
+//! std::fs::write(dir.path().join("notes.txt"), "alpha\nbeta\ngamma\n")?;
+//!
+//! let mut registry = Registry::new();
+//! registry.register_all(tools_fs::tools(&tools_fs::Config::default()))?;
+//! let stack = Stack::new(registry);
+//! let ctx = ToolContext::new(
+//!     Workspace::local(dir.path())?,
+//!     Arc::new(Policy::read_only()),
+//!     Arc::new(Limits::default()),
+//! );
+//!
+//! let out = stack
+//!     .call_json("grep", r#"{"pattern": "^b", "output_mode": "content"}"#, ctx.for_call())
+//!     .await?;
+//! assert!(out.joined_text().contains("beta"));
+//!
+//! // Read-only mode refuses writes before the tool runs.
+//! let refused = stack
+//!     .call_json("file_write", r#"{"path": "x.txt", "content": "x"}"#, ctx.for_call())
+//!     .await;
+//! assert!(refused.is_err());
+//! assert!(!dir.path().join("x.txt").exists());
+//! # Ok(())
+//! # }
+//! ```
 
 mod append;
 mod delete;

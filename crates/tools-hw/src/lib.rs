@@ -60,6 +60,18 @@
 //!   Debian packages `libxcb1-dev libwayland-dev libgbm-dev libpipewire-0.3-dev libclang-dev`
 //!   to build. Without the feature the tool is not registered at all. No feature switches a
 //!   check off.
+//!
+//! # Example
+//!
+//! The board table and the tools, without opening any device:
+//!
+//! ```
+//! let tools = tools_hw::tools(&tools_hw::Config::default());
+//! let names: Vec<_> = tools.iter().map(|t| t.spec().name.clone()).collect();
+//! assert!(names.iter().any(|n| n == "hardware_info"));
+//! assert!(names.iter().any(|n| n == "i2c"));
+//! assert!(tools_hw::find_board("no such board").is_none());
+//! ```
 
 mod boards;
 mod check;

@@ -58,6 +58,41 @@
 //! embedding endpoint come from the operator's configuration, never from arguments, so they are
 //! not declared as path or network accesses. A recall may write derived data (vectors of
 //! memories still waiting for one); it never changes a memory.
+//!
+//! # Example
+//!
+//! Keyword memory in an in-memory SQLite database (no embedding provider, so no network):
+//!
+//! ```
+//! use std::sync::Arc;
+//! use tool_core::{Limits, Policy, Registry, Stack, ToolContext, Workspace};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let dir = tempfile::tempdir()?;
+//! let mut registry = Registry::new();
+//! registry.register_all(tools_memory::tools(&tools_memory::Config::new(":memory:")))?;
+//! let stack = Stack::new(registry);
+//! let ctx = ToolContext::new(
+//!     Workspace::local(dir.path())?,
+//!     Arc::new(Policy::full()),
+//!     Arc::new(Limits::default()),
+//! );
+//!
+//! stack
+//!     .call_json(
+//!         "memory_store",
+//!         r#"{"key": "editor", "content": "The user prefers Helix as their editor."}"#,
+//!         ctx.for_call(),
+//!     )
+//!     .await?;
+//! let recalled = stack
+//!     .call_json("memory_recall", r#"{"query": "which editor"}"#, ctx.for_call())
+//!     .await?;
+//! assert!(recalled.joined_text().contains("Helix"));
+//! # Ok(())
+//! # }
+//! ```
 
 mod config;
 mod embed;

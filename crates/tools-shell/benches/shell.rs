@@ -102,8 +102,42 @@ fn main() {
         println!("| {} | {ours} | {reference} | {ratio} |", row.what);
     }
     println!();
-    for note in notes {
+    for note in &notes {
         println!("- {note}");
+    }
+    write_json(&target, &rows, &notes);
+}
+
+/// The machine-readable results, `target/bench/shell.json`, read by `cargo xtask bench report`.
+fn write_json(target: &Path, rows: &[Row], notes: &[String]) {
+    let rows: Vec<Value> = rows
+        .iter()
+        .map(|row| {
+            json!({
+                "label": row.what,
+                "unit": "ms",
+                "toolshed": row.ours.as_ref().ok(),
+                "toolshed_error": row.ours.as_ref().err(),
+                "reference_name": row.reference_name,
+                "reference": row.reference.as_ref().ok(),
+                "reference_error": row.reference.as_ref().err(),
+            })
+        })
+        .collect();
+    let report = json!({
+        "bench": "shell",
+        "shell_runs": SHELL_RUNS,
+        "warm_runs": WARM_RUNS,
+        "cold_runs": COLD_RUNS,
+        "rows": rows,
+        "notes": notes,
+    });
+    let dir = target.join("bench");
+    let out = dir.join("shell.json");
+    let text = serde_json::to_string_pretty(&report).unwrap_or_default() + "\n";
+    match std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&out, text)) {
+        Ok(()) => println!("written to {}", out.display()),
+        Err(e) => eprintln!("shell bench: could not write {}: {e}", out.display()),
     }
 }
 

@@ -7,6 +7,19 @@
 //! output says which), and, on Linux, under Landlock (writes only in the workspace and a private
 //! temporary directory) and a seccomp filter (no network sockets unless the command is a
 //! recognised network command the policy allowed).
+//!
+//! # Example
+//!
+//! The analysis the policy decides from, without running anything:
+//!
+//! ```
+//! use tools_shell::analyze::analyze;
+//!
+//! let a = analyze("cat README.md | grep -c shell > count.txt && curl -s https://example.org").unwrap();
+//! assert_eq!(a.programs(), ["cat", "grep", "curl"]);
+//! assert!(a.network); // curl talks to the network
+//! assert_eq!(a.targets[0].path, "count.txt"); // the redirection writes a file
+//! ```
 
 pub mod analyze;
 mod job_kill;

@@ -50,6 +50,22 @@
 //! connects third-party app tools. API keys come only from [`Secrets`] when a call needs them
 //! and never appear in output, errors or logs; every host a call may try is declared to the
 //! policy first.
+//!
+//! # Example
+//!
+//! The address check every resolved address goes through (no request is made here):
+//!
+//! ```
+//! use std::net::IpAddr;
+//! use tools_web::net::addr::non_public;
+//!
+//! let public: IpAddr = "1.1.1.1".parse().unwrap();
+//! assert_eq!(non_public(public), None);
+//! for refused in ["127.0.0.1", "10.1.2.3", "169.254.169.254", "::ffff:192.168.0.1", "fd00::1"] {
+//!     let ip: IpAddr = refused.parse().unwrap();
+//!     assert!(non_public(ip).is_some(), "{refused} must be refused");
+//! }
+//! ```
 
 mod browser;
 mod browser_open;

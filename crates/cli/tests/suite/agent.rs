@@ -543,3 +543,88 @@ async fn chat_keeps_the_conversation() {
     assert_eq!(messages.len(), 4, "{second}");
     assert_eq!(messages[3]["content"], "what did I say?");
 }
+
+/// Runs `toolshed run` on a pseudo-terminal (Python's `pty`), answering each approval prompt
+/// with the next of `answers`; returns (exit status, everything the terminal showed).
+async fn on_a_terminal(d: &Dirs, llm: &Llm, answers: &[&str]) -> (i32, String) {
+    const DRIVER: &str = r#"
+import os, pty, sys
+answers = sys.argv[1].split(",") if sys.argv[1] else []
+argv = sys.argv[2:]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(argv[0], argv)
+seen = b""
+asked = 0
+while True:
+    try:
+        chunk = os.read(fd, 4096)
+    except OSError:
+        break
+    if not chunk:
+        break
+    seen += chunk
+    if seen.count(b"Approve?") > asked and asked < len(answers):
+        os.write(fd, (answers[asked] + "\n").encode())
+        asked += 1
+_, status = os.waitpid(pid, 0)
+sys.stdout.write(seen.decode("utf-8", "replace"))
+sys.exit(os.waitstatus_to_exitcode(status))
+"#;
+    let mut cmd = Command::new("python3");
+    cmd.args(["-c", DRIVER, &answers.join(",")])
+        .arg(env!("CARGO_BIN_EXE_toolshed"))
+        .arg("--workspace")
+        .arg(&d.ws)
+        .arg("--config")
+        .arg(&d.config)
+        .args([
+            "run",
+            "--provider",
+            "openai",
+            "--base-url",
+            &Wire::OpenAi.base_url(llm.addr),
+        ])
+        .arg("write the docs")
+        .env("TOOLSHED_DATA_DIR", &d.data)
+        .env_remove("RUST_LOG");
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// The terminal asks before an `ask` call: `n` refuses (the model is told), `y` approves once,
+/// `a` approves this tool for the rest of the session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn terminal_approval_prompts() {
+    let config = "[policy]\nautonomy = \"supervised\"\n\n[policy.rules]\n\"file_write(docs/**)\" = \"ask\"\n";
+    let two_writes = || {
+        vec![
+            Turn::calls(&[("file_write", r#"{"path":"docs/a.md","content":"a\n"}"#)]),
+            Turn::calls(&[("file_write", r#"{"path":"docs/b.md","content":"b\n"}"#)]),
+            Turn::text("done"),
+        ]
+    };
+    // n, then y: a.md refused, b.md written; two prompts.
+    let d = dirs(config);
+    let llm = Llm::start(two_writes()).await;
+    let (code, screen) = on_a_terminal(&d, &llm, &["n", "y"]).await;
+    assert_eq!(code, 0, "{screen}");
+    assert!(!d.ws.join("docs/a.md").exists(), "{screen}");
+    assert_eq!(read(&d.ws.join("docs/b.md")), "b\n");
+    assert_eq!(screen.matches("Approve?").count(), 2, "{screen}");
+    let refused = tool_results(&llm.requests()[1].1);
+    assert!(refused[0].contains("refused"), "{refused:?}");
+    // a: both written, one prompt.
+    let d = dirs(config);
+    let llm = Llm::start(two_writes()).await;
+    let (code, screen) = on_a_terminal(&d, &llm, &["a"]).await;
+    assert_eq!(code, 0, "{screen}");
+    assert_eq!(read(&d.ws.join("docs/a.md")), "a\n");
+    assert_eq!(read(&d.ws.join("docs/b.md")), "b\n");
+    assert_eq!(screen.matches("Approve?").count(), 1, "{screen}");
+}
