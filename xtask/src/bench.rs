@@ -530,16 +530,7 @@ fn mcp(mode: Mode) -> anyhow::Result<()> {
     if mode == Mode::Quick {
         cmd.args(MCP_QUICK);
     }
-    println!(
-        "$ python3 {}",
-        cmd.get_args()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect::<Vec<_>>()
-            .join(" ")
-    );
-    let status = cmd.status().context("could not run python3")?;
-    anyhow::ensure!(status.success(), "{} failed ({status})", script.display());
-    Ok(())
+    run_python(&mut cmd, &script)
 }
 
 /// `cargo xtask bench web`: `web_fetch` of `toolshed mcp` against the reference MCP fetch server
@@ -584,6 +575,11 @@ fn web(mode: Mode) -> anyhow::Result<()> {
     if mode == Mode::Quick {
         cmd.args(WEB_QUICK);
     }
+    run_python(&mut cmd, &script)
+}
+
+/// Prints and runs a bench script's `python3` command; fails when the script does.
+fn run_python(cmd: &mut std::process::Command, script: &std::path::Path) -> anyhow::Result<()> {
     println!(
         "$ python3 {}",
         cmd.get_args()

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tool_core::{Approval, ApprovalRequest, Approver, Policy, Rule};
+use tool_core::{Approval, ApprovalRequest, Approver, Policy};
 use toolshed_agent::{AgentEvent, AgentSpec, FinishedBy, Message, Part};
 
 use super::{Scripted, call, context, results, runtime, text, tools};
@@ -204,7 +204,6 @@ async fn policy_refusals_are_results_the_model_recovers_from() {
     let policy = Policy::supervised()
         .rule("note", tool_core::Decision::Ask)
         .unwrap();
-    let _ = Rule::parse("note", tool_core::Decision::Ask).unwrap();
     let ctx = context(dir.path(), policy);
     let mut messages = vec![Message::user("go")];
     rt.run(&AgentSpec::default_agent(), &mut messages, &ctx, None)

@@ -441,5 +441,4 @@ async fn browser_reads_pages() {
         ToolError::InvalidArgs { path, .. } => assert_eq!(path, "/action"),
         e => panic!("{e:?}"),
     }
-    let _ = &fx.dir;
 }

@@ -11,7 +11,7 @@ use axum::response::Redirect;
 use axum::routing::get;
 use serde_json::json;
 use tool_core::{Policy, ToolError};
-use tools_web::{Config, Lookup, NetConfig, StaticLookup, net::LookupFuture};
+use tools_web::{Config, Lookup, NetConfig, net::LookupFuture};
 
 use super::{Fixture, LOOPBACK, PRIVATE, lookup, net, policy, serve, serve_on};
 
@@ -561,5 +561,4 @@ fn only_loopback_can_be_exempted() {
             "{good}"
         );
     }
-    let _ = StaticLookup::new();
 }

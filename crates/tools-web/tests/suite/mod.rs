@@ -58,7 +58,8 @@ pub(crate) fn policy() -> Policy {
 
 /// The web tools of `config` behind the real stack, with a context on a temp workspace.
 pub(crate) struct Fixture {
-    pub(crate) dir: TempDir,
+    // Keeps the workspace alive for the fixture's lifetime.
+    pub(crate) _dir: TempDir,
     pub(crate) stack: Stack,
     pub(crate) ctx: ToolContext,
 }
@@ -76,7 +77,11 @@ impl Fixture {
         registry.register_all(tools_web::tools(&config)).unwrap();
         let stack = Stack::new(registry).with_approver(Arc::new(ApproveAll));
         let ctx = context(dir.path(), policy);
-        Fixture { dir, stack, ctx }
+        Fixture {
+            _dir: dir,
+            stack,
+            ctx,
+        }
     }
 
     /// Calls `tool` with raw JSON arguments through the whole stack.
