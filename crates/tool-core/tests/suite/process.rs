@@ -379,7 +379,12 @@ fn assert_reaped(pid: i32, what: &str) {
 async fn escapees_are_killed_and_reaped() {
     let fx = Fixture::new();
     for (script, timeout) in [
-        ("setsid sleep 30 & echo $! > p1; echo done", 20),
+        // The escapee writes its pid after `setsid`: the run ends only once it has really left
+        // the group (otherwise the group kill takes it and no escapee is counted).
+        (
+            "setsid sh -c 'echo $$ > p1; exec sleep 30' & while [ ! -s p1 ]; do sleep 0.01; done; echo done",
+            20,
+        ),
         (
             "(setsid sh -c 'echo $$ > p1; exec sleep 30' &); sleep 30",
             1,
