@@ -5,6 +5,11 @@
 //! then runs the one harness-less bench `crates/tools-shell/benches/shell.rs`, which prints a
 //! markdown table (rows that lack a program say why).
 //!
+//! `cargo xtask bench memory --backend postgres` runs the memory bench on SQLite and then on
+//! PostgreSQL (a schema of the database named by `TOOLSHED_BENCH_PG`, else `TOOLSHED_TEST_PG`,
+//! dropped afterwards), built with tools-memory's `postgres` feature; `--backend sqlite` is
+//! plain `bench memory`.
+//!
 //! `cargo xtask bench mcp` and `cargo xtask bench web` compare `toolshed mcp` with the reference
 //! MCP servers (filesystem, fetch) through Python scripts in `xtask/bench/`.
 //!
@@ -85,6 +90,49 @@ pub(crate) fn run(name: Option<&str>) -> anyhow::Result<()> {
         core_json()?;
     }
     Ok(())
+}
+
+/// The memory backends `bench memory --backend` knows.
+pub(crate) const MEMORY_BACKENDS: &str = "sqlite (the default) or postgres";
+
+/// `cargo xtask bench NAME --backend BACKEND`: only the memory bench has backends.
+pub(crate) fn run_with_backend(name: &str, backend: &str) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        name == "memory",
+        "only `cargo xtask bench memory` takes --backend (got `bench {name}`)"
+    );
+    match backend {
+        "sqlite" => run(Some("memory")),
+        "postgres" => memory_postgres(),
+        other => {
+            anyhow::bail!("`--backend {other}` is not a memory backend; use {MEMORY_BACKENDS}")
+        }
+    }
+}
+
+/// The memory bench on SQLite and PostgreSQL, side by side.
+fn memory_postgres() -> anyhow::Result<()> {
+    let url = ["TOOLSHED_BENCH_PG", "TOOLSHED_TEST_PG"]
+        .iter()
+        .find_map(|var| std::env::var(var).ok().filter(|u| !u.trim().is_empty()))
+        .context(
+            "`cargo xtask bench memory --backend postgres` needs a database: set \
+             TOOLSHED_BENCH_PG (or TOOLSHED_TEST_PG) to postgres://USER:PASSWORD@HOST:PORT/DATABASE; \
+             the bench creates a schema there and drops it afterwards",
+        )?;
+    let mut cmd = util::cargo([
+        "bench",
+        "-p",
+        "tools-memory",
+        "--bench",
+        "recall",
+        "--features",
+        "postgres",
+    ]);
+    cmd.env("TOOLSHED_BENCH_PG", url);
+    // The URL may hold a password: it is passed in the environment and never printed.
+    println!("$ TOOLSHED_BENCH_PG=… {}", util::display(&cmd));
+    util::run_inherit(&mut cmd)
 }
 
 /// `cargo xtask bench all`: every bench, one report.

@@ -121,7 +121,16 @@ fn clippy() -> anyhow::Result<Outcome> {
 
 /// Plain `cargo test` (which also runs doctests), so CI needs no extra tool. The environment,
 /// including `CI`, is inherited by the tests.
+///
+/// The store suites run each case on SQLite and, when `TOOLSHED_TEST_PG` names a database, on
+/// PostgreSQL too (`.ci/run` starts a cluster and sets it, with `TOOLSHED_REQUIRE_PG=1`).
 fn test() -> anyhow::Result<Outcome> {
+    if std::env::var_os("TOOLSHED_TEST_PG").is_none_or(|v| v.is_empty()) {
+        println!(
+            "note: TOOLSHED_TEST_PG is not set: the PostgreSQL half of the store suites is \
+             skipped; set it to postgres://USER:PASSWORD@HOST:PORT/DATABASE (.ci/run starts one)"
+        );
+    }
     let mut args = vec!["test", "--workspace", "--locked"];
     args.extend(features()?);
     step(&args)

@@ -1,4 +1,10 @@
-//! `cargo xtask docs [--check]`: generate `docs/tools.md` from the tool registry.
+//! `cargo xtask docs [--check]`: generate `docs/tools.md` and the tool table of every tool
+//! crate's README from the tool registry.
+//!
+//! `docs/tools.md` documents every tool (arguments, annotations) and shows its schema exactly as
+//! each provider dialect receives it (`toolshed tools --format openai|anthropic|gemini|mcp`).
+//! Each crate README gets a table of its own tools between `<!-- tools:start -->` and
+//! `<!-- tools:end -->`, from `toolshed tools --format crates`.
 //!
 //! The registry is read from `toolshed tools --format json`: a JSON array of
 //! `{name, description, annotations: {read_only, destructive, idempotent, open_world},
@@ -19,41 +25,88 @@ const DOCS_PATH: &str = "docs/tools.md";
 /// How deep nested objects are listed (guards against recursive schemas).
 const MAX_DEPTH: usize = 8;
 
+/// The provider dialects, as `toolshed tools --format` names them and as the docs title them.
+const DIALECTS: [(&str, &str); 4] = [
+    ("openai", "OpenAI"),
+    ("anthropic", "Anthropic"),
+    ("gemini", "Gemini"),
+    ("mcp", "MCP"),
+];
+
+/// README markers around the generated tool table.
+const START: &str = "<!-- tools:start -->";
+const END: &str = "<!-- tools:end -->";
+
 pub(crate) fn run(check: bool) -> anyhow::Result<()> {
-    let tools = tools_json()?;
-    let rendered = render(&tools)?;
+    let tools = toolshed_json("json")?;
+    let exports = DIALECTS
+        .iter()
+        .map(|(format, title)| Ok((*title, toolshed_json(format)?)))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let exports: Vec<(&str, &Value)> = exports.iter().map(|(t, v)| (*t, v)).collect();
+    let rendered = render_with(&tools, &exports)?;
     let count = match tools.as_array().map_or(0, Vec::len) {
         1 => "1 tool".to_owned(),
         n => format!("{n} tools"),
     };
-    let path = util::root().join(DOCS_PATH);
-    if check {
-        let current = match std::fs::read_to_string(&path) {
-            Ok(text) => text.replace("\r\n", "\n"),
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(err) => {
-                return Err(err).with_context(|| format!("could not read {}", path.display()));
-            }
+    let mut files = vec![(DOCS_PATH.to_owned(), rendered, count)];
+    let crates = toolshed_json("crates")?;
+    for entry in crates
+        .as_array()
+        .context("`--format crates` did not print a list")?
+    {
+        let name = entry["crate"]
+            .as_str()
+            .context("a `--format crates` entry has no `crate`")?;
+        let names: Vec<&str> = entry["tools"]
+            .as_array()
+            .context("a `--format crates` entry has no `tools`")?
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        let path = format!("crates/{name}/README.md");
+        let current = read(&util::root().join(&path))?;
+        let table = crate_table(&tools, &names)?;
+        let spliced = splice(&current, &table).with_context(|| format!("in {path}"))?;
+        let count = match names.len() {
+            1 => "1 tool".to_owned(),
+            n => format!("{n} tools"),
         };
-        anyhow::ensure!(
-            current == rendered,
-            "{DOCS_PATH} is out of date: run `cargo xtask docs` and commit the result."
-        );
-        println!("{DOCS_PATH} is up to date ({count})");
-    } else {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("could not create {}", dir.display()))?;
+        files.push((path, spliced, count));
+    }
+    for (path, rendered, count) in files {
+        let full = util::root().join(&path);
+        if check {
+            let current = read(&full)?;
+            anyhow::ensure!(
+                current == rendered,
+                "{path} is out of date: run `cargo xtask docs` and commit the result."
+            );
+            println!("{path} is up to date ({count})");
+        } else {
+            if let Some(dir) = full.parent() {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("could not create {}", dir.display()))?;
+            }
+            std::fs::write(&full, &rendered)
+                .with_context(|| format!("could not write {}", full.display()))?;
+            println!("wrote {path} ({count})");
         }
-        std::fs::write(&path, &rendered)
-            .with_context(|| format!("could not write {}", path.display()))?;
-        println!("wrote {DOCS_PATH} ({count})");
     }
     Ok(())
 }
 
-/// Runs `toolshed tools --format json` through cargo and parses what it prints.
-fn tools_json() -> anyhow::Result<Value> {
+/// A file's text with `\r\n` as `\n`, or empty when it does not exist.
+fn read(path: &std::path::Path) -> anyhow::Result<String> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(text.replace("\r\n", "\n")),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Err(err) => Err(err).with_context(|| format!("could not read {}", path.display())),
+    }
+}
+
+/// Runs `toolshed tools --format FORMAT` through cargo and parses what it prints.
+fn toolshed_json(format: &str) -> anyhow::Result<Value> {
     let mut cmd = util::cargo([
         "run",
         "--quiet",
@@ -63,7 +116,7 @@ fn tools_json() -> anyhow::Result<Value> {
         "--",
         "tools",
         "--format",
-        "json",
+        format,
     ]);
     let shown = util::display(&cmd);
     println!("$ {shown}");
@@ -79,6 +132,60 @@ fn tools_json() -> anyhow::Result<Value> {
     );
     serde_json::from_slice(&output.stdout)
         .with_context(|| format!("`{shown}` did not print valid JSON"))
+}
+
+/// The Markdown table of the tools `names` (in that order), linking to their sections in
+/// `docs/tools.md`.
+pub(crate) fn crate_table(tools: &Value, names: &[&str]) -> anyhow::Result<String> {
+    let list = tools
+        .as_array()
+        .context("the tool list is not a JSON array")?;
+    let parsed = list
+        .iter()
+        .enumerate()
+        .map(|(i, v)| Tool::parse(i, v))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let mut out = String::new();
+    out.push_str(
+        "<!-- Generated by `cargo xtask docs` from the tool registry. Do not edit by hand. -->\n\n",
+    );
+    out.push_str("| Tool | What it does | Read-only | Destructive |\n");
+    out.push_str("| --- | --- | --- | --- |\n");
+    for name in names {
+        let tool = parsed
+            .iter()
+            .find(|t| t.name == *name)
+            .with_context(|| format!("the crate lists `{name}`, which the registry lacks"))?;
+        let _ = writeln!(
+            out,
+            "| [`{}`](../../docs/tools.md#{}) | {} | {} | {} |",
+            cell(tool.name),
+            slug(tool.name),
+            cell(&first_sentence(tool.description)),
+            tool.flag("read_only"),
+            tool.flag("destructive"),
+        );
+    }
+    out.push_str(
+        "\nArguments, annotations and the schema each provider receives: [docs/tools.md](../../docs/tools.md).\n",
+    );
+    Ok(out)
+}
+
+/// `readme` with the text between the markers replaced by `table`.
+pub(crate) fn splice(readme: &str, table: &str) -> anyhow::Result<String> {
+    let start = readme.find(START).with_context(|| {
+        format!("no `{START}` marker: add `{START}` and `{END}` where the tool table goes")
+    })?;
+    let end = readme[start..]
+        .find(END)
+        .map(|i| start + i)
+        .with_context(|| format!("`{START}` without a following `{END}`"))?;
+    Ok(format!(
+        "{}{START}\n{table}{END}{}",
+        &readme[..start],
+        &readme[end + END.len()..]
+    ))
 }
 
 /// One tool as read from the registry JSON.
@@ -119,10 +226,18 @@ impl<'a> Tool<'a> {
     }
 }
 
-/// Renders the registry JSON (an array of tools) as the Markdown of `docs/tools.md`.
+/// Renders the registry JSON (an array of tools) as the Markdown of `docs/tools.md`, without
+/// provider schemas.
+#[cfg(test)]
+pub(crate) fn render(tools: &Value) -> anyhow::Result<String> {
+    render_with(tools, &[])
+}
+
+/// Renders the registry JSON (an array of tools) as the Markdown of `docs/tools.md`, with each
+/// tool's schema as every dialect in `exports` (title, exported list) receives it.
 ///
 /// Tools are sorted by name so the output does not depend on registration order.
-pub(crate) fn render(tools: &Value) -> anyhow::Result<String> {
+pub(crate) fn render_with(tools: &Value, exports: &[(&str, &Value)]) -> anyhow::Result<String> {
     let list = tools
         .as_array()
         .context("the tool list is not a JSON array")?;
@@ -166,8 +281,27 @@ pub(crate) fn render(tools: &Value) -> anyhow::Result<String> {
 
     for tool in &tools {
         render_tool(&mut out, tool);
+        render_exports(&mut out, tool.name, exports)?;
     }
     Ok(out)
+}
+
+/// The tool's schema as each dialect receives it, folded away.
+fn render_exports(out: &mut String, name: &str, exports: &[(&str, &Value)]) -> anyhow::Result<()> {
+    for (title, list) in exports {
+        let found = list
+            .as_array()
+            .with_context(|| format!("the {title} export is not a JSON array"))?
+            .iter()
+            .find(|t| t["name"].as_str().or(t["function"]["name"].as_str()) == Some(name))
+            .with_context(|| format!("the {title} export has no `{name}`"))?;
+        let pretty = serde_json::to_string_pretty(found)?;
+        let _ = write!(
+            out,
+            "\n<details><summary>As sent to {title}</summary>\n\n```json\n{pretty}\n```\n\n</details>\n"
+        );
+    }
+    Ok(())
 }
 
 fn render_tool(out: &mut String, tool: &Tool<'_>) {
@@ -518,7 +652,7 @@ fn slug(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{first_sentence, render};
+    use super::{crate_table, first_sentence, render, render_with, splice};
     use serde_json::json;
 
     fn sample() -> serde_json::Value {
@@ -617,5 +751,40 @@ mod tests {
             first_sentence("Line one\ncontinues. Two."),
             "Line one continues."
         );
+    }
+
+    #[test]
+    fn every_dialect_is_shown_under_its_tool() {
+        let openai = json!([
+            {"type": "function", "function": {"name": "list_dir", "parameters": {}}},
+            {"type": "function", "function": {"name": "write_file", "parameters": {"x": 1}}}
+        ]);
+        let gemini = json!([{"name": "write_file"}, {"name": "list_dir"}]);
+        let md = render_with(&sample(), &[("OpenAI", &openai), ("Gemini", &gemini)]).unwrap();
+        let section = &md[md.find("## `write_file`").unwrap()..];
+        let openai_at = section.find("As sent to OpenAI").unwrap();
+        let gemini_at = section.find("As sent to Gemini").unwrap();
+        assert!(openai_at < gemini_at);
+        assert!(section[openai_at..].contains("\"x\": 1"), "{section}");
+        // A dialect that lost a tool is an error, not a silent gap.
+        let partial = json!([{"name": "list_dir"}]);
+        assert!(render_with(&sample(), &[("Gemini", &partial)]).is_err());
+    }
+
+    #[test]
+    fn crate_tables_replace_only_what_is_between_the_markers() {
+        let table = crate_table(&sample(), &["write_file"]).unwrap();
+        assert!(table.contains("| [`write_file`](../../docs/tools.md#write_file) | Writes a file, e.g. a config. | no | yes |"), "{table}");
+        assert!(!table.contains("list_dir"));
+        let readme = "# crate\n\nIntro.\n\n<!-- tools:start -->\nold table\n<!-- tools:end -->\n\n## Example\n";
+        let spliced = splice(readme, &table).unwrap();
+        assert!(spliced.starts_with("# crate\n\nIntro.\n\n<!-- tools:start -->\n<!-- Generated"));
+        assert!(spliced.ends_with("<!-- tools:end -->\n\n## Example\n"));
+        assert!(!spliced.contains("old table"));
+        // Splicing is stable: a second run changes nothing.
+        assert_eq!(splice(&spliced, &table).unwrap(), spliced);
+        // Missing markers and unknown tools are errors.
+        assert!(splice("# no markers\n", &table).is_err());
+        assert!(crate_table(&sample(), &["nope"]).is_err());
     }
 }

@@ -28,12 +28,16 @@ Tasks:
                   Installs cargo-deny if missing; set XTASK_SKIP_DENY=1 to skip that step.
   docs [--check]  Regenerate docs/tools.md from `toolshed tools --format json`;
                   with --check, fail if the committed file is out of date.
-  bench [NAME]    Run `cargo bench --workspace`, or one benchmark:
+  bench [NAME] [--backend sqlite|postgres]
+                  Run `cargo bench --workspace`, or one benchmark:
                   core   per-call overhead of the stack (criterion)
                   fs     grep / find_files / paging against rg and fd on a 50,000-file tree
                   shell  shell overhead against a bare spawn; git against mcp-server-git
                   mcp    `toolshed mcp` against @modelcontextprotocol/server-filesystem
                   memory memory_recall / memory_store on 10k and 100k memories
+                         (SQLite); with `--backend postgres`, on PostgreSQL too, side by
+                         side, in a schema of the database named by TOOLSHED_BENCH_PG (or
+                         TOOLSHED_TEST_PG) that is dropped afterwards
                   web    web_fetch against the reference MCP fetch server (mcp-server-fetch)
                   size   release binary size (stripped) and `toolshed tools` cold start
                   all    every bench above (shorter settings where slow), then `report`
@@ -84,7 +88,12 @@ fn run(args: &[String]) -> anyhow::Result<()> {
         "bench" => match rest {
             [] => bench::run(None),
             [name] if !name.starts_with('-') => bench::run(Some(name)),
-            _ => anyhow::bail!("usage: cargo xtask bench [NAME]"),
+            [name, flag, backend] if flag == "--backend" => bench::run_with_backend(name, backend),
+            _ => anyhow::bail!(
+                "usage: cargo xtask bench [NAME], or cargo xtask bench memory --backend BACKEND \
+                 with BACKEND {}",
+                bench::MEMORY_BACKENDS
+            ),
         },
         "dist" => {
             no_more_args("dist", rest)?;

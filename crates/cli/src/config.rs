@@ -18,6 +18,9 @@ pub struct Config {
     /// Where memory, key-value and cron databases live (default: `$TOOLSHED_DATA_DIR`, else
     /// `$XDG_DATA_HOME/toolshed`, else `~/.local/share/toolshed`).
     pub data_dir: Option<PathBuf>,
+    /// Where memory, key-value, cron jobs, `postgres:` workspaces and MCP sessions live.
+    #[serde(default)]
+    pub storage: StorageConfig,
     /// The policy.
     #[serde(default)]
     pub policy: PolicyConfig,
@@ -62,6 +65,43 @@ pub struct McpServerConfig {
     /// Environment variables set for it.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+}
+
+/// `[storage]`: SQLite files in `data_dir` (the default), or one PostgreSQL database shared by
+/// every Toolshed process that names it.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StorageConfig {
+    /// A `postgres://USER:PASSWORD@HOST:PORT/DATABASE` URL. Prefer `url_env` for a URL with a
+    /// password.
+    pub url: Option<String>,
+    /// The environment variable holding the URL (such as `TOOLSHED_DATABASE_URL`).
+    pub url_env: Option<String>,
+    /// The schema of Toolshed's tables (`toolshed`); one database can hold several deployments.
+    pub schema: Option<String>,
+    /// Connections per process (8).
+    pub pool_size: Option<u32>,
+    /// The longest one statement may run, in seconds (60).
+    pub statement_timeout_secs: Option<u64>,
+}
+
+impl StorageConfig {
+    /// The PostgreSQL URL, if one is configured (`url`, else the variable `url_env` names).
+    pub fn postgres_url(&self) -> Result<Option<String>> {
+        match (&self.url, &self.url_env) {
+            (Some(_), Some(_)) => {
+                bail!("storage.url and storage.url_env are alternatives; set one of them")
+            }
+            (Some(url), None) => Ok(Some(url.clone())),
+            (None, Some(var)) => match std::env::var(var) {
+                Ok(url) if !url.trim().is_empty() => Ok(Some(url)),
+                _ => bail!(
+                    "storage.url_env names {var}, which is not set; export {var}=postgres://USER:PASSWORD@HOST:PORT/DATABASE or remove url_env to use SQLite"
+                ),
+            },
+            (None, None) => Ok(None),
+        }
+    }
 }
 
 /// `[cron]`.

@@ -16,6 +16,8 @@
 //!
 //! # Features
 //!
+//! - `postgres` (on by default): `[storage] url = "postgres://…"` puts memory, key-value, cron
+//!   jobs, `postgres:VOLUME` workspaces and MCP HTTP sessions in one PostgreSQL database.
 //! - `screenshot` (off by default): includes tools-hw's `screenshot` tool (xcap), which needs
 //!   the Debian packages `libxcb1-dev libwayland-dev libgbm-dev libpipewire-0.3-dev
 //!   libclang-dev` to build.
@@ -23,6 +25,7 @@
 pub mod agent_setup;
 pub mod config;
 mod runner;
+pub mod storage;
 
 use std::sync::Arc;
 
@@ -39,21 +42,64 @@ pub fn registry() -> Result<Registry> {
 /// Every tool this build includes, under canonical names, set up from `config`.
 pub fn registry_with(config: &config::Config) -> Result<Registry> {
     let mut registry = Registry::new();
-    registry.register_all(tools_fs::tools(&tools_fs::Config::default()))?;
-    registry.register_all(tools_git::tools(&tools_git::Config::default()))?;
-    registry.register_all(tools_shell::tools(&config.shell_config()))?;
-    registry.register_all(tools_memory::tools(&config.memory_config()?))?;
-    registry.register_all(tools_cron::tools(&cron_config(config)?))?;
-    registry.register_all(tools_web::tools(&config.web_config()?))?;
-    registry.register_all(tools_hw::tools(&config.hardware_config()))?;
+    for (_, tools) in families(config)? {
+        registry.register_all(tools)?;
+    }
     Ok(registry)
 }
 
+/// Every tool this build includes, grouped by the crate that provides it (in registration
+/// order), set up from `config`. `cargo xtask docs` writes each crate's README table from it.
+pub fn families(config: &config::Config) -> Result<Vec<(&'static str, ToolList)>> {
+    Ok(vec![
+        ("tools-fs", tools_fs::tools(&tools_fs::Config::default())),
+        ("tools-git", tools_git::tools(&tools_git::Config::default())),
+        ("tools-shell", tools_shell::tools(&config.shell_config())),
+        ("tools-memory", memory_tools(config)?),
+        ("tools-cron", tools_cron::tools(&cron_config(config)?)),
+        ("tools-web", tools_web::tools(&config.web_config()?)),
+        ("tools-hw", tools_hw::tools(&config.hardware_config())),
+    ])
+}
+
+/// The tools of one crate.
+pub type ToolList = Vec<Arc<dyn tool_core::DynTool>>;
+
+/// The memory tools over the configured store: SQLite in the data directory, or `[storage]`'s
+/// PostgreSQL database.
+fn memory_tools(config: &config::Config) -> Result<ToolList> {
+    let memory = config.memory_config()?;
+    #[cfg(feature = "postgres")]
+    if let Some(pool) = storage::pool(config)? {
+        let store = Arc::new(
+            tools_memory::PgStore::open(pool).map_err(|e| anyhow::anyhow!("[storage]: {e}"))?,
+        );
+        return Ok(tools_memory::tools_with_stores(
+            &memory,
+            Arc::clone(&store) as Arc<dyn tools_memory::MemoryStore>,
+            store,
+        ));
+    }
+    #[cfg(not(feature = "postgres"))]
+    storage::require_sqlite(config)?;
+    Ok(tools_memory::tools(&memory))
+}
+
 /// The scheduling settings, with jobs run through the shell tool as this configuration sets it
-/// up (same parser, policy, sandbox and limits as an interactive `shell` call).
+/// up (same parser, policy, sandbox and limits as an interactive `shell` call), over the
+/// configured store.
 pub fn cron_config(config: &config::Config) -> Result<tools_cron::Config> {
     let runner = ShellJobRunner::with_agent(config)?;
-    Ok(config.cron_config(Arc::new(runner)))
+    let cron = config.cron_config(Arc::new(runner));
+    #[cfg(feature = "postgres")]
+    if let Some(pool) = storage::pool(config)? {
+        let store =
+            tools_cron::PgCronStore::open(pool).map_err(|e| anyhow::anyhow!("[storage]: {e}"))?;
+        return Ok(cron.with_store(Arc::new(store)));
+    }
+    #[cfg(not(feature = "postgres"))]
+    storage::require_sqlite(config)?;
+    Ok(cron)
 }
 
 /// Starts the MCP servers of `[mcp_servers]` and adds their tools (`name__tool`) to `registry`.

@@ -27,12 +27,14 @@ use toolshed_cli::config::Config;
 #[derive(Debug, Parser)]
 #[command(name = "toolshed", version, about, long_about = None)]
 struct Cli {
-    /// The workspace tools are confined to: a directory, or `sqlite:FILE` for a virtual
-    /// filesystem stored in a SQLite database (created if missing).
+    /// The workspace tools are confined to: a directory, `sqlite:FILE` for a virtual
+    /// filesystem stored in a SQLite database (created if missing), or `postgres:VOLUME` for a
+    /// virtual filesystem in the `[storage]` PostgreSQL database (configuration from the
+    /// current directory).
     #[arg(
         long,
         global = true,
-        value_name = "DIR|sqlite:FILE",
+        value_name = "DIR|sqlite:FILE|postgres:VOLUME",
         default_value = "."
     )]
     workspace: PathBuf,
@@ -130,6 +132,9 @@ enum CronCommand {
 enum Format {
     Table,
     Json,
+    /// The canonical tool names of each crate, as JSON (for `cargo xtask docs`).
+    #[value(hide = true)]
+    Crates,
     Openai,
     Anthropic,
     Gemini,
@@ -190,6 +195,18 @@ async fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Tools { format } => {
             let (config, _) = Config::load(cli.config.as_deref(), &cli.workspace)?;
+            if let Format::Crates = format {
+                let crates: Vec<Value> = toolshed_cli::families(&config)?
+                    .into_iter()
+                    .map(|(name, tools)| {
+                        let names: Vec<&str> =
+                            tools.iter().map(|t| t.spec().name.as_str()).collect();
+                        json!({"crate": name, "tools": names})
+                    })
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&crates)?);
+                return Ok(ExitCode::SUCCESS);
+            }
             let profile = cli.profile.or(config.profile.clone());
             let mut registry = toolshed_cli::registry_for(&config, profile.as_deref())?;
             toolshed_cli::import_mcp_servers(&config, &mut registry).await?;
@@ -266,7 +283,10 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                     .first()
                     .map(|r| r.path.display().to_string())
                     .unwrap_or_default(),
-                cron.database.display()
+                match &cron.store {
+                    Some(store) => format!("{store:?}"),
+                    None => cron.database.display().to_string(),
+                }
             );
             let cancel = tool_core::CancellationToken::new();
             let stop = cancel.clone();
@@ -314,14 +334,17 @@ impl Session {
         yes: bool,
         interactive: bool,
     ) -> Result<Session> {
-        let sqlite = workspace
-            .to_str()
+        let spec = workspace.to_str();
+        let sqlite = spec
             .and_then(|w| w.strip_prefix("sqlite:"))
             .map(PathBuf::from);
-        // Configuration is looked up next to a SQLite file, or in the workspace directory.
-        let config_dir = match &sqlite {
-            Some(file) => file.parent().map(Path::to_path_buf).unwrap_or_default(),
-            None => workspace.to_path_buf(),
+        let volume = spec.and_then(|w| w.strip_prefix("postgres:"));
+        // Configuration is looked up next to a SQLite file, in the current directory for a
+        // PostgreSQL volume, or in the workspace directory.
+        let config_dir = match (&sqlite, volume) {
+            (Some(file), _) => file.parent().map(Path::to_path_buf).unwrap_or_default(),
+            (None, Some(_)) => PathBuf::from("."),
+            (None, None) => workspace.to_path_buf(),
         };
         let (config, _) = Config::load(config, &config_dir)?;
         let profile = profile.or(config.profile.clone());
@@ -329,14 +352,15 @@ impl Session {
         toolshed_cli::import_mcp_servers(&config, &mut registry).await?;
         let policy = config.policy()?;
         let limits = config.limits();
-        let ws = match &sqlite {
-            Some(file) => tools_fs::sqlite_workspace(file).with_context(|| {
+        let ws = match (&sqlite, volume) {
+            (Some(file), _) => tools_fs::sqlite_workspace(file).with_context(|| {
                 format!(
                     "cannot open the SQLite workspace {}; pass a writable file path after `sqlite:`",
                     file.display()
                 )
             })?,
-            None => Workspace::local_with_roots(workspace, config.extra_roots()).with_context(|| {
+            (None, Some(volume)) => postgres_workspace(&config, volume)?,
+            (None, None) => Workspace::local_with_roots(workspace, config.extra_roots()).with_context(|| {
                 format!(
                     "cannot open the workspace {}; pass an existing directory with --workspace",
                     workspace.display()
@@ -364,6 +388,32 @@ impl Session {
             .call_json(tool, raw_args, self.ctx.for_call())
             .await
     }
+}
+
+/// The `postgres:VOLUME` workspace in `[storage]`'s database.
+#[cfg(feature = "postgres")]
+fn postgres_workspace(config: &Config, volume: &str) -> Result<Workspace> {
+    let Some(pool) = toolshed_cli::storage::pool(config)? else {
+        anyhow::bail!(
+            "--workspace postgres:{volume} needs a PostgreSQL database: set [storage] url (or url_env) in toolshed.toml in the current directory, or pass --config"
+        );
+    };
+    let pool_for_open = pool.clone();
+    let volume_owned = volume.to_string();
+    tool_core::pg::off_runtime(move || tools_fs::pg_workspace(pool_for_open, &volume_owned))
+        .with_context(|| {
+            format!(
+                "cannot open the PostgreSQL workspace `{volume}` in {}",
+                pool.target()
+            )
+        })
+}
+
+#[cfg(not(feature = "postgres"))]
+fn postgres_workspace(_config: &Config, volume: &str) -> Result<Workspace> {
+    anyhow::bail!(
+        "--workspace postgres:{volume} needs PostgreSQL support, which this toolshed was built without; rebuild it with `--features postgres` (on by default)"
+    )
 }
 
 /// Refuses a data directory that tools could write to: a model that can edit the job database
@@ -527,6 +577,7 @@ fn print_tools(registry: &Registry, format: Format) -> Result<()> {
             println!("{}", serde_json::to_string_pretty(&out)?);
             return Ok(());
         }
+        Format::Crates => anyhow::bail!("--format crates lists crates, not a registry"),
         Format::Openai => Provider::OpenAi,
         Format::Anthropic => Provider::Anthropic,
         Format::Gemini => Provider::Gemini,

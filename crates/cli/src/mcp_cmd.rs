@@ -36,6 +36,23 @@ pub(crate) struct McpArgs {
     tools: Option<Vec<String>>,
 }
 
+/// With `[storage]` on PostgreSQL, HTTP sessions are kept there too, so that replicas behind a
+/// load balancer can serve each other's sessions.
+#[cfg(feature = "postgres")]
+fn session_store(settings: &crate::Config, options: HttpOptions) -> Result<HttpOptions> {
+    let Some(pool) = toolshed_cli::storage::pool(settings)? else {
+        return Ok(options);
+    };
+    let store = toolshed_mcp::sessions::PgSessionStore::open(pool)
+        .map_err(|e| anyhow::anyhow!("[storage]: {e}"))?;
+    Ok(options.with_session_store(std::sync::Arc::new(store)))
+}
+
+#[cfg(not(feature = "postgres"))]
+fn session_store(_settings: &crate::Config, options: HttpOptions) -> Result<HttpOptions> {
+    Ok(options)
+}
+
 /// `127.0.0.1:8765`, `[::1]:8765` or `localhost:8765`.
 fn parse_addr(s: &str) -> Result<SocketAddr, String> {
     if let Some(port) = s.strip_prefix("localhost:") {
@@ -56,8 +73,11 @@ pub(crate) async fn run(
     args: McpArgs,
 ) -> Result<ExitCode> {
     // Not interactive and no --yes: approvals go through MCP elicitation or are refused.
-    let Session { stack, ctx, .. } =
-        Session::open(workspace, config, profile, false, false).await?;
+    let Session {
+        stack,
+        ctx,
+        config: settings,
+    } = Session::open(workspace, config, profile, false, false).await?;
     let stack = match &args.tools {
         Some(names) => restrict(stack, names, &ctx)?,
         None => stack,
@@ -69,12 +89,9 @@ pub(crate) async fn run(
             toolshed_mcp::serve_stdio(server).await?;
         }
         Some(addr) => {
-            let bound = toolshed_mcp::http::bind(
-                server,
-                addr,
-                HttpOptions::new(args.token, args.allow_remote),
-            )
-            .await?;
+            let options =
+                session_store(&settings, HttpOptions::new(args.token, args.allow_remote))?;
+            let bound = toolshed_mcp::http::bind(server, addr, options).await?;
             // On stderr (stdout carries nothing here): tests and scripts read the port from it.
             eprintln!("toolshed: serving MCP at {}", bound.url());
             bound.run().await?;

@@ -20,6 +20,7 @@ use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::store::SessionStore;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
@@ -29,13 +30,26 @@ use crate::{McpError, McpServer};
 pub const PATH: &str = "/mcp";
 
 /// How to serve over HTTP.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 #[non_exhaustive]
 pub struct HttpOptions {
     /// Require `Authorization: Bearer <token>` on every request.
     pub token: Option<String>,
     /// Allow a non-loopback bind (only together with a token).
     pub allow_remote: bool,
+    /// Where sessions are kept besides this process's memory, so that another replica can
+    /// restore them (see [`crate::sessions`] with feature `postgres`).
+    pub session_store: Option<Arc<dyn SessionStore>>,
+}
+
+impl std::fmt::Debug for HttpOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpOptions")
+            .field("token", &self.token.as_ref().map(|_| "***"))
+            .field("allow_remote", &self.allow_remote)
+            .field("session_store", &self.session_store.is_some())
+            .finish()
+    }
 }
 
 impl HttpOptions {
@@ -44,7 +58,14 @@ impl HttpOptions {
         HttpOptions {
             token,
             allow_remote,
+            session_store: None,
         }
+    }
+
+    /// The same options with sessions also kept in `store`.
+    pub fn with_session_store(mut self, store: Arc<dyn SessionStore>) -> Self {
+        self.session_store = Some(store);
+        self
     }
 }
 
@@ -138,6 +159,7 @@ where
             .enforce_origin_validation(),
         None => config.disable_allowed_hosts().disable_allowed_origins(),
     };
+    config.session_store = options.session_store;
     let service = StreamableHttpService::new(
         move || Ok(new_session()),
         Arc::new(LocalSessionManager::default()),

@@ -52,6 +52,8 @@ pub mod http;
 mod progress;
 pub mod remote;
 mod server;
+#[cfg(feature = "postgres")]
+pub mod sessions;
 
 pub use server::{McpServer, serve_stdio};
 

@@ -40,6 +40,8 @@ pub mod context;
 pub mod error;
 pub mod limits;
 pub mod output;
+#[cfg(feature = "postgres")]
+pub mod pg;
 pub mod policy;
 pub mod process;
 pub mod registry;

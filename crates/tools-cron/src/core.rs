@@ -198,6 +198,10 @@ pub(crate) fn state(write: bool) -> Access {
 
 /// The key jobs are filed under: the workspace root.
 pub(crate) fn workspace_key(ctx: &ToolContext) -> String {
+    // Every virtual workspace has the root `/`: its backend names it instead.
+    if let Some(identity) = ctx.workspace.backend().identity() {
+        return identity;
+    }
     ctx.workspace
         .roots()
         .first()

@@ -17,6 +17,12 @@
 //! Schedules that fire more often than [`Config::min_interval`] are refused, and each workspace
 //! holds at most [`Config::max_jobs`] jobs.
 //!
+//! # Features
+//!
+//! - `postgres`: `PgCronStore`, jobs, leases and history in PostgreSQL for daemons on several
+//!   hosts (pass it with [`Config::with_store`]); occurrences are claimed with
+//!   `FOR UPDATE SKIP LOCKED`, so each runs exactly once across daemons.
+//!
 //! ```
 //! let e = tools_cron::CronExpr::parse("0 9 * * 1-5", Some("Europe/Berlin")).unwrap();
 //! let monday = chrono::DateTime::parse_from_rfc3339("2026-11-30T00:00:00Z").unwrap();
@@ -29,6 +35,8 @@ mod core;
 mod daemon;
 mod expr;
 mod list;
+#[cfg(feature = "postgres")]
+mod pg;
 mod remove;
 mod run;
 mod runs;
@@ -47,6 +55,8 @@ pub use core::next_occurrence;
 pub use daemon::{Clock, Daemon, FinishedRun, SystemClock, TickReport};
 pub use expr::{CronExpr, parse_delay};
 pub use list::{CronList, CronListArgs};
+#[cfg(feature = "postgres")]
+pub use pg::PgCronStore;
 pub use remove::{CronRemove, CronRemoveArgs};
 pub use run::{CronRun, CronRunArgs};
 pub use runs::{CronRuns, CronRunsArgs};

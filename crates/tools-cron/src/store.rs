@@ -102,7 +102,7 @@ impl RunStatus {
         }
     }
 
-    fn parse(s: &str) -> RunStatus {
+    pub(crate) fn parse(s: &str) -> RunStatus {
         match s {
             "running" => RunStatus::Running,
             "ok" => RunStatus::Ok,
@@ -157,6 +157,42 @@ pub struct Claim {
 
 /// Computes a job's next occurrence strictly after a Unix time.
 pub type NextFn<'a> = &'a dyn Fn(&Job, i64) -> Option<i64>;
+
+/// What claiming a due job means, whichever store claims it.
+pub(crate) struct Due {
+    /// The occurrence the run is for: the latest one due.
+    pub(crate) latest: i64,
+    /// Earlier due occurrences it covers.
+    pub(crate) missed: i64,
+    /// The job's next run after the claim.
+    pub(crate) following: Option<i64>,
+    /// `schedule`, or `catch_up` when it covers missed occurrences.
+    pub(crate) trigger: &'static str,
+}
+
+/// The catch-up policy: occurrences missed while no daemon ran collapse into one run for the
+/// latest of them; the run records how many it covers.
+pub(crate) fn due_occurrence(job: &Job, first: i64, now: i64, next: NextFn<'_>) -> Due {
+    let mut latest = first;
+    let mut missed = 0i64;
+    while let Some(n) = next(job, latest).filter(|n| *n <= now) {
+        latest = n;
+        missed += 1;
+        if missed >= 100_000 {
+            break;
+        }
+    }
+    let following = match job.schedule {
+        JobSchedule::Once { .. } => None,
+        JobSchedule::Cron { .. } => next(job, now.max(latest)),
+    };
+    Due {
+        latest,
+        missed,
+        following,
+        trigger: if missed > 0 { "catch_up" } else { "schedule" },
+    }
+}
 
 /// Persistence of jobs, leases and history. Synchronous; call it from blocking tasks.
 pub trait CronStore: Send + Sync + fmt::Debug {
@@ -542,22 +578,12 @@ impl CronStore for SqliteCronStore {
         let mut claims = Vec::with_capacity(due.len());
         for job in due {
             let Some(first) = job.next_run else { continue };
-            // Catch-up policy: occurrences missed while no daemon ran collapse into one run for
-            // the latest of them; the run records how many it covers.
-            let mut latest = first;
-            let mut missed = 0i64;
-            while let Some(n) = next(&job, latest).filter(|n| *n <= now) {
-                latest = n;
-                missed += 1;
-                if missed >= 100_000 {
-                    break;
-                }
-            }
-            let following = match job.schedule {
-                JobSchedule::Once { .. } => None,
-                JobSchedule::Cron { .. } => next(&job, now.max(latest)),
-            };
-            let trigger = if missed > 0 { "catch_up" } else { "schedule" };
+            let Due {
+                latest,
+                missed,
+                following,
+                trigger,
+            } = due_occurrence(&job, first, now, next);
             let inserted = tx
                 .execute(
                     "INSERT INTO runs (job_id, scheduled_for, trigger, owner, lease_until, started_at, status, missed)

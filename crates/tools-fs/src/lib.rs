@@ -3,6 +3,10 @@
 //!
 //! Every path goes through [`tool_core::Workspace`]; no tool here opens a path itself.
 //!
+//! Virtual filesystems: [`sqlite_workspace`] keeps a workspace in one SQLite file; with the
+//! cargo feature `postgres`, `pg_workspace` (and `PgFs`) keeps named volumes of workspaces in a
+//! PostgreSQL schema that several processes and hosts share, through `tool_core::pg::PgPool`.
+//!
 //! # Example
 //!
 //! The tools run through a [`tool_core::Stack`], which validates the arguments, asks the policy
@@ -73,6 +77,8 @@ pub use list::ListDir;
 pub use mkdir::MakeDir;
 pub use patch::PatchApply;
 pub use read::FileRead;
+#[cfg(feature = "postgres")]
+pub use vfs::{PgFs, pg_workspace};
 pub use vfs::{SqliteFs, sqlite_workspace};
 pub use write::FileWrite;
 

@@ -9,8 +9,42 @@
 //! SQLite file ([`Config::database`]): WAL, a 5 s busy timeout, every change one `BEGIN
 //! IMMEDIATE` transaction, the layout versioned with `PRAGMA user_version` and migrated on
 //! open. The file is opened lazily, on the first call, so building the tools (for a registry or
-//! a schema snapshot) creates nothing. Another backend (PostgreSQL) plugs in through
-//! [`tools_with_stores`].
+//! a schema snapshot) creates nothing. Another backend plugs in through [`tools_with_stores`].
+//!
+//! # PostgreSQL (feature `postgres`)
+//!
+//! `PgStore` implements both traits on a PostgreSQL schema (13 or newer, UTF8), through
+//! tool-core's pool (`tool_core::pg::PgPool`), for deployments that run several Toolshed
+//! processes, on several hosts, against one database; [`tools_with_stores`] gives the tools
+//! over it. `PgStore::open` creates or migrates the tables once, under an advisory lock. Every write is
+//! one statement, so replicas storing the same key at once leave one row, and exactly one of
+//! them reports it as new. The behaviour is SQLite's, with these differences:
+//!
+//! - Full-text search is a generated `tsvector` column with a GIN index, parsed with the
+//!   `simple` configuration after folding the text the way FTS5's `unicode61
+//!   remove_diacritics 2` tokenizer sees it (NFD, combining marks dropped, lower case,
+//!   everything but letters and digits a word break), without the `unaccent` extension, which a
+//!   plain database user may not be able to create. A term that FTS5 and PostgreSQL's parser
+//!   cut differently (`1e5x` is one word to FTS5, two to PostgreSQL) can match differently,
+//!   and a phrase may span the end of the key and the start of the content.
+//! - Every term becomes `phraseto_tsquery('simple', …)` of its folded text, bound as a
+//!   parameter: tsquery operators (`&`, `|`, `!`, `<->`, `:*`, parentheses, quotes) in a term
+//!   are words or word breaks, never syntax.
+//! - Ranking is BM25 with FTS5's formula and constants, computed in SQL: term frequencies from
+//!   `ts_rank_cd` with unit weights (which counts occurrences), document frequencies counted on
+//!   the index, corpus sizes kept by a trigger. Scores therefore equal SQLite's for the same
+//!   memories, not just their order, apart from the tokenizer differences above and a
+//!   tsvector's limits (positions stop at 16,383 and 256 per word, so a word repeated more
+//!   than 256 times in one memory counts 256 times).
+//! - Vectors are `real[]` columns and the cosine is computed in SQL (in double precision),
+//!   filters, threshold and limit included. `pgvector` and its indexes are future work: the
+//!   extension is not packaged everywhere (not for Debian 12), so the scan is exact and linear
+//!   like SQLite's.
+//! - Keys compare and sort bytewise (`COLLATE "C"`), and a key, value or session id with a NUL
+//!   byte (which the tools refuse anyway) cannot be stored.
+//! - A lock or statement timeout, a deadlock or a serialisation failure is
+//!   [`StoreError::Busy`]; an unreachable server or exhausted pool is
+//!   [`StoreError::Unavailable`], with tool-core's sentence.
 //!
 //! # Recall
 //!
@@ -120,6 +154,8 @@ pub use memory_recall::{DEFAULT_RECALL_LIMIT, MAX_RECALL_LIMIT, MemoryRecall, Me
 pub use memory_store::{MemoryStoreArgs, MemoryStoreTool};
 pub use recall::{Recall, RecallArgs};
 pub use remember::{KV_STORE, Remember, RememberArgs};
+#[cfg(feature = "postgres")]
+pub use store::PgStore;
 pub use store::{
     Category, Decay, Filter, Hit, KeyListing, KvEntry, KvStore, Listing, Memory, MemoryStore,
     Millis, NewMemory, Pending, Replaced, SqliteStore, StoreError, Upserted, is_internal_key,

@@ -275,6 +275,42 @@ fn load_rows(name: &str, v: &Value) -> (Vec<Row>, Vec<String>) {
                 v["database_bytes"].as_f64().unwrap_or(0.0) / 1024.0 / 1024.0
             ));
         }
+        // `bench memory --backend postgres`: the same recalls on PostgreSQL, beside SQLite's.
+        let pg = &v["postgres"];
+        for r in pg["recall"].as_array().into_iter().flatten() {
+            let n = r["memories"].as_f64().unwrap_or(0.0);
+            let same = pg["same_results"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|s| s["memories"].as_f64() == Some(n));
+            for (stat, key) in [("p50", "p50_ms"), ("p99", "p99_ms")] {
+                rows.push(Row {
+                    label: format!(
+                        "memory_recall {stat} at {} memories, PostgreSQL",
+                        thousands(n)
+                    ),
+                    unit: "ms".into(),
+                    toolshed: r[key].as_f64(),
+                    detail: same.map(|s| {
+                        format!(
+                            "same results as SQLite in {} of {} recalls",
+                            s["same"].as_u64().unwrap_or(0),
+                            s["recalls"].as_u64().unwrap_or(0)
+                        )
+                    }),
+                    ..Row::default()
+                });
+            }
+        }
+        if let Some(per_second) = pg["store"]["memories_per_second"].as_f64() {
+            notes.push(format!(
+                "{}: memory_store {} memories/s; {:.1} MiB of tables and indexes",
+                pg["server"].as_str().unwrap_or("server"),
+                thousands(per_second),
+                pg["database_bytes"].as_f64().unwrap_or(0.0) / 1024.0 / 1024.0
+            ));
+        }
         return (rows, notes);
     }
     if let Some(version) = v["reference_version"].as_str() {

@@ -4,6 +4,8 @@ mod commands;
 mod cron;
 mod llm;
 mod mcp;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod web;
 
 use std::path::Path;

@@ -82,6 +82,13 @@ pub struct Root {
 pub trait Backend: Send + Sync + fmt::Debug {
     /// A short name: `local`, `sqlite`.
     fn kind(&self) -> &'static str;
+    /// A stable name of where a virtual backend keeps its files (`sqlite:/srv/ws.db`,
+    /// `postgres:SCHEMA/VOLUME`), so that state kept per workspace elsewhere (cron jobs) tells
+    /// two virtual workspaces apart although both have the root `/`. `None` for the local
+    /// filesystem, whose root path already is such a name.
+    fn identity(&self) -> Option<String> {
+        None
+    }
     /// The real directory of root `root`, when files live on the local disk.
     fn local_dir(&self, root: usize) -> Option<&Path>;
     /// Where `path` really is, with symbolic links inside the root resolved (absolute), when the

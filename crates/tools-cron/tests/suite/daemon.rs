@@ -9,16 +9,16 @@ use serde_json::json;
 use tool_core::Policy;
 use tools_cron::RunStatus;
 
-use super::harness::{ManualClock, context, fixture};
+use super::harness::{Fixture, ManualClock, context};
 
 /// Now, rounded down to the minute, so occurrences fall on round times.
 fn start() -> DateTime<Utc> {
     Utc::now().duration_trunc(Duration::minutes(1)).unwrap()
 }
 
-#[tokio::test]
-async fn three_daemons_on_one_database_run_each_occurrence_once() {
-    let f = fixture();
+on_every_backend!(three_daemons_on_one_database_run_each_occurrence_once);
+
+async fn three_daemons_on_one_database_run_each_occurrence_once(f: Fixture) {
     let t0 = start();
     let hourly = f
         .ok(
@@ -78,9 +78,9 @@ async fn three_daemons_on_one_database_run_each_occurrence_once() {
     }
 }
 
-#[tokio::test]
-async fn a_restart_neither_repeats_nor_loses_a_run() {
-    let f = fixture();
+on_every_backend!(a_restart_neither_repeats_nor_loses_a_run);
+
+async fn a_restart_neither_repeats_nor_loses_a_run(f: Fixture) {
     let t0 = start();
     let id = f
         .ok(
@@ -124,9 +124,9 @@ async fn a_restart_neither_repeats_nor_loses_a_run() {
     assert_eq!(f.runner.count("echo tick"), 2);
 }
 
-#[tokio::test]
-async fn a_daemon_that_dies_mid_run_leaves_an_abandoned_run_not_a_repeat() {
-    let f = fixture();
+on_every_backend!(a_daemon_that_dies_mid_run_leaves_an_abandoned_run_not_a_repeat);
+
+async fn a_daemon_that_dies_mid_run_leaves_an_abandoned_run_not_a_repeat(f: Fixture) {
     f.ok(
         "cron_add",
         json!({"delay": "1m", "command": "hang forever"}),
@@ -166,9 +166,9 @@ async fn a_daemon_that_dies_mid_run_leaves_an_abandoned_run_not_a_repeat() {
     assert_eq!(f.runner.count("hang forever"), 1);
 }
 
-#[tokio::test]
-async fn paused_jobs_wait_and_resuming_skips_what_was_missed() {
-    let f = fixture();
+on_every_backend!(paused_jobs_wait_and_resuming_skips_what_was_missed);
+
+async fn paused_jobs_wait_and_resuming_skips_what_was_missed(f: Fixture) {
     let t0 = start();
     let id = f
         .ok(
@@ -194,9 +194,9 @@ async fn paused_jobs_wait_and_resuming_skips_what_was_missed() {
     assert_eq!(f.runner.total(), 0);
 }
 
-#[tokio::test]
-async fn the_policy_is_asked_again_at_run_time() {
-    let f = fixture();
+on_every_backend!(the_policy_is_asked_again_at_run_time);
+
+async fn the_policy_is_asked_again_at_run_time(f: Fixture) {
     // Added while the policy was `full`, which lets `rm` run…
     let full = context(f.ctx.workspace.local_root().unwrap(), Policy::full());
     f.stack
@@ -220,9 +220,9 @@ async fn the_policy_is_asked_again_at_run_time() {
     assert!(denied.output.contains("refused"), "{}", denied.output);
 }
 
-#[tokio::test]
-async fn the_run_loop_fires_a_job_on_the_real_clock_and_stops_on_cancel() {
-    let f = fixture();
+on_every_backend!(the_run_loop_fires_a_job_on_the_real_clock_and_stops_on_cancel);
+
+async fn the_run_loop_fires_a_job_on_the_real_clock_and_stops_on_cancel(f: Fixture) {
     f.ok("cron_add", json!({"delay": "1s", "command": "echo soon"}))
         .await;
     let daemon = tools_cron::Daemon::new(&f.config(), f.ctx.for_call());
@@ -247,4 +247,80 @@ async fn the_run_loop_fires_a_job_on_the_real_clock_and_stops_on_cancel() {
     let runs: Vec<_> = f.runs_by_job().into_values().flatten().collect();
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0].status, RunStatus::Ok);
+}
+
+on_every_backend!(one_of_three_daemons_dies_mid_run_and_nothing_is_lost_or_repeated);
+
+async fn one_of_three_daemons_dies_mid_run_and_nothing_is_lost_or_repeated(f: Fixture) {
+    let t0 = start();
+    let quarter = f
+        .ok(
+            "cron_add",
+            json!({"expression": "*/15 * * * *", "command": "echo quarter"}),
+        )
+        .await["job"]["id"]
+        .as_i64()
+        .unwrap();
+    // Due within the first two simulated minutes (its delay counts from the real now).
+    let hang = f
+        .ok(
+            "cron_add",
+            json!({"delay": "1m", "command": "hang forever"}),
+        )
+        .await["job"]["id"]
+        .as_i64()
+        .unwrap();
+    let clock = ManualClock::at(t0);
+    let doomed = f.daemon(clock.clone());
+    let survivors: Vec<_> = (0..2).map(|_| f.daemon(clock.clone())).collect();
+    let minutes = 3 * 60;
+    let mut abandoned = Vec::new();
+    for minute in 1..=minutes {
+        clock.advance(Duration::minutes(1));
+        if minute == 2 {
+            // The doomed daemon claims the long job alone and dies while it runs.
+            let d = doomed.clone();
+            let crashed = tokio::spawn(async move { d.tick().await });
+            for _ in 0..500 {
+                if f.runner.count("hang forever") == 1 {
+                    break;
+                }
+                tokio::time::sleep(StdDuration::from_millis(10)).await;
+            }
+            assert_eq!(f.runner.count("hang forever"), 1);
+            crashed.abort();
+            let _ = crashed.await;
+        }
+        let (a, b) = tokio::join!(survivors[0].tick(), survivors[1].tick());
+        for report in [a.unwrap(), b.unwrap()] {
+            abandoned.extend(report.abandoned);
+        }
+    }
+    let runs = f.runs_by_job();
+    // The quarter-hourly job: every occurrence of the three hours, once each.
+    let occurrences: Vec<i64> = runs[&quarter]
+        .iter()
+        .filter_map(|r| r.scheduled_for)
+        .collect();
+    let unique: BTreeSet<i64> = occurrences.iter().copied().collect();
+    assert_eq!(unique.len(), occurrences.len(), "an occurrence ran twice");
+    let expected: BTreeSet<i64> = (t0.timestamp() + 1..=t0.timestamp() + minutes * 60)
+        .filter(|t| t % 900 == 0)
+        .collect();
+    assert_eq!(unique, expected);
+    assert_eq!(f.runner.count("echo quarter"), expected.len());
+    assert!(
+        runs[&quarter]
+            .iter()
+            .all(|r| r.status == RunStatus::Ok && r.owner != doomed.owner())
+    );
+    // The dead daemon's run: reported once, as abandoned, by a survivor; never started again.
+    assert_eq!(abandoned.len(), 1, "{abandoned:?}");
+    assert_eq!(abandoned[0].job_id, hang);
+    assert_eq!(abandoned[0].owner, doomed.owner());
+    let hang_runs = &runs[&hang];
+    assert_eq!(hang_runs.len(), 1);
+    assert_eq!(hang_runs[0].status, RunStatus::Abandoned);
+    assert!(hang_runs[0].output.contains("lease expired"));
+    assert_eq!(f.runner.count("hang forever"), 1);
 }

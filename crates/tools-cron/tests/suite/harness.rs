@@ -11,7 +11,7 @@ use tool_core::{
     Access, JobAction, JobRunner, Limits, Policy, Registry, Risk, RunReport, Stack, ToolContext,
     ToolError, Workspace,
 };
-use tools_cron::{Clock, Config};
+use tools_cron::{Clock, Config, CronStore};
 
 /// Runs nothing real: records each action and answers by its first word — `echo TEXT` succeeds
 /// with TEXT, `fail` exits 3, `hang` waits until cancelled. Classifies `rm` as high risk, the
@@ -114,12 +114,40 @@ impl Clock for ManualClock {
     }
 }
 
+/// Where a fixture keeps its jobs.
+#[derive(Debug, Clone)]
+pub(crate) enum Backend {
+    /// A SQLite file in the fixture's temp dir.
+    Sqlite,
+    /// A fresh schema of the test PostgreSQL database (`TOOLSHED_TEST_PG`).
+    #[cfg(feature = "postgres")]
+    Postgres(tool_core::pg::PgPool),
+}
+
+impl Backend {
+    /// The PostgreSQL backend, when a test database is configured.
+    #[cfg(feature = "postgres")]
+    pub(crate) fn postgres(label: &str) -> Option<Backend> {
+        tool_core::pg::test_pool(label).map(Backend::Postgres)
+    }
+}
+
 pub(crate) struct Fixture {
     pub(crate) _dir: tempfile::TempDir,
     pub(crate) db: PathBuf,
+    pub(crate) backend: Backend,
     pub(crate) runner: Arc<RecordingRunner>,
     pub(crate) stack: Stack,
     pub(crate) ctx: ToolContext,
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        #[cfg(feature = "postgres")]
+        if let Backend::Postgres(pool) = &self.backend {
+            let _ = pool.drop_schema();
+        }
+    }
 }
 
 pub(crate) fn fixture() -> Fixture {
@@ -127,22 +155,28 @@ pub(crate) fn fixture() -> Fixture {
 }
 
 pub(crate) fn fixture_with(tune: impl FnOnce(Config) -> Config) -> Fixture {
+    fixture_on(Backend::Sqlite, tune)
+}
+
+pub(crate) fn fixture_on(backend: Backend, tune: impl FnOnce(Config) -> Config) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("ws");
     std::fs::create_dir(&ws).unwrap();
     let db = dir.path().join("data").join("cron.db");
     let runner = Arc::new(RecordingRunner::default());
-    let config = tune(Config::new(&db, runner.clone()));
-    let mut registry = Registry::new();
-    registry.register_all(tools_cron::tools(&config)).unwrap();
-    let ctx = context(&ws, Policy::supervised());
-    Fixture {
+    let mut f = Fixture {
         _dir: dir,
         db,
+        backend,
         runner,
-        stack: Stack::new(registry),
-        ctx,
-    }
+        stack: Stack::new(Registry::new()),
+        ctx: context(&ws, Policy::supervised()),
+    };
+    let config = tune(f.config());
+    let mut registry = Registry::new();
+    registry.register_all(tools_cron::tools(&config)).unwrap();
+    f.stack = Stack::new(registry);
+    f
 }
 
 pub(crate) fn context(ws: &Path, policy: Policy) -> ToolContext {
@@ -171,8 +205,30 @@ impl Fixture {
         }
     }
 
+    /// A new handle on the fixture's store: for PostgreSQL, a pool of its own, as another
+    /// replica would have.
+    pub(crate) fn store(&self) -> Arc<dyn CronStore> {
+        match &self.backend {
+            Backend::Sqlite => Arc::new(tools_cron::SqliteCronStore::open(&self.db).unwrap()),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(pool) => {
+                let url = std::env::var(tool_core::pg::TEST_URL_VAR).unwrap();
+                let config = tool_core::pg::PgConfig::new(url).with_schema(pool.schema());
+                let pool = tool_core::pg::PgPool::connect(&config).unwrap();
+                Arc::new(tools_cron::PgCronStore::open(pool).unwrap())
+            }
+        }
+    }
+
+    /// Settings over the fixture's store (SQLite: the file, opened on first use; PostgreSQL: a
+    /// new pool, so every daemon made from it is a separate replica).
     pub(crate) fn config(&self) -> Config {
-        Config::new(&self.db, self.runner.clone())
+        let config = Config::new(&self.db, self.runner.clone());
+        match self.backend {
+            Backend::Sqlite => config,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(_) => config.with_store(self.store()),
+        }
     }
 
     pub(crate) fn daemon(&self, clock: Arc<ManualClock>) -> tools_cron::Daemon {
@@ -181,14 +237,22 @@ impl Fixture {
 
     /// Runs per job id, from the database.
     pub(crate) fn runs_by_job(&self) -> BTreeMap<i64, Vec<tools_cron::Run>> {
-        let store = tools_cron::SqliteCronStore::open(&self.db).unwrap();
-        use tools_cron::CronStore;
+        let store = self.store();
         let ws = self.ctx.workspace.roots()[0].path.display().to_string();
-        store
-            .list(&ws)
-            .unwrap()
-            .into_iter()
-            .map(|j| (j.id, store.runs(j.id, 100_000).unwrap()))
-            .collect()
+        // The stores block; run them where blocking is allowed, as the tools do.
+        off_runtime(move || {
+            store
+                .list(&ws)
+                .unwrap()
+                .into_iter()
+                .map(|j| (j.id, store.runs(j.id, 100_000).unwrap()))
+                .collect()
+        })
     }
+}
+
+/// Runs blocking store calls on a thread of their own (the PostgreSQL client refuses to block
+/// inside the test's runtime); the store is dropped there too.
+pub(crate) fn off_runtime<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|s| s.spawn(f).join().unwrap())
 }

@@ -3,7 +3,7 @@
 use serde_json::json;
 use tool_core::{ErrorKind, ToolError};
 
-use super::harness::{fixture, fixture_with};
+use super::harness::{Fixture, fixture, fixture_with};
 
 fn kind(r: Result<tool_core::ToolOutput, ToolError>) -> ErrorKind {
     r.map(|_| ()).expect_err("expected an error").kind()
@@ -23,9 +23,9 @@ async fn building_the_tools_creates_no_file() {
     assert_eq!(mode(f.db.parent().unwrap()), 0o700);
 }
 
-#[tokio::test]
-async fn ids_never_repeat_after_removals_or_reopening() {
-    let f = fixture();
+on_every_backend!(ids_never_repeat_after_removals_or_reopening);
+
+async fn ids_never_repeat_after_removals_or_reopening(f: Fixture) {
     let mut ids = Vec::new();
     for i in 0..3 {
         let v = f
@@ -124,9 +124,9 @@ async fn schedules_faster_than_the_minimum_interval_are_refused() {
         .await;
 }
 
-#[tokio::test]
-async fn the_job_cap_is_per_workspace() {
-    let f = fixture_with(|c| c.with_max_jobs(2));
+on_every_backend!(the_job_cap_is_per_workspace, |c| c.with_max_jobs(2));
+
+async fn the_job_cap_is_per_workspace(f: Fixture) {
     for i in 0..2 {
         f.ok(
             "cron_add",
@@ -155,9 +155,9 @@ async fn the_job_cap_is_per_workspace() {
     assert_eq!(listed["jobs"].as_array().unwrap().len(), 2);
 }
 
-#[tokio::test]
-async fn the_policy_judges_the_command_when_the_job_is_added() {
-    let f = fixture();
+on_every_backend!(the_policy_judges_the_command_when_the_job_is_added);
+
+async fn the_policy_judges_the_command_when_the_job_is_added(f: Fixture) {
     // (command, allowed in supervised mode) — each refusal beside a benign twin.
     let table = [
         ("rm -rf build", false),
@@ -203,9 +203,9 @@ async fn the_policy_judges_the_command_when_the_job_is_added() {
     .await;
 }
 
-#[tokio::test]
-async fn arguments_are_checked_before_anything_is_stored() {
-    let f = fixture();
+on_every_backend!(arguments_are_checked_before_anything_is_stored);
+
+async fn arguments_are_checked_before_anything_is_stored(f: Fixture) {
     // (refused arguments, the field the error names, the benign twin that must be stored)
     let table = [
         (
@@ -291,9 +291,9 @@ async fn arguments_are_checked_before_anything_is_stored() {
     assert!(err.to_string().contains("agent"), "{err}");
 }
 
-#[tokio::test]
-async fn manual_runs_are_recorded_in_history() {
-    let f = fixture();
+on_every_backend!(manual_runs_are_recorded_in_history);
+
+async fn manual_runs_are_recorded_in_history(f: Fixture) {
     let ok = f
         .ok(
             "cron_add",
@@ -339,9 +339,9 @@ async fn manual_runs_are_recorded_in_history() {
     assert_eq!(f.runner.count("echo hello"), 2);
 }
 
-#[tokio::test]
-async fn the_schedule_tool_covers_the_same_jobs() {
-    let f = fixture();
+on_every_backend!(the_schedule_tool_covers_the_same_jobs);
+
+async fn the_schedule_tool_covers_the_same_jobs(f: Fixture) {
     let created = f
         .ok(
             "schedule",
@@ -390,9 +390,9 @@ async fn the_schedule_tool_covers_the_same_jobs() {
     assert_eq!(listed["jobs"].as_array().unwrap().len(), 1);
 }
 
-#[tokio::test]
-async fn jobs_of_another_workspace_are_invisible() {
-    let f = fixture();
+on_every_backend!(jobs_of_another_workspace_are_invisible);
+
+async fn jobs_of_another_workspace_are_invisible(f: Fixture) {
     let id = f
         .ok(
             "cron_add",
@@ -416,4 +416,47 @@ async fn jobs_of_another_workspace_are_invisible() {
         assert_eq!(kind(r), ErrorKind::NotFound, "{tool}");
     }
     assert_eq!(f.runner.total(), 0);
+}
+
+on_every_backend!(replicas_adding_at_once_never_pass_the_job_cap);
+
+async fn replicas_adding_at_once_never_pass_the_job_cap(f: Fixture) {
+    let ws = f.ctx.workspace.roots()[0].path.display().to_string();
+    // Four handles on one database, as four servers would have, each trying to add five jobs
+    // under a cap of six.
+    let stores: Vec<_> = (0..4).map(|_| f.store()).collect();
+    let added = super::harness::off_runtime(|| {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = stores
+                .iter()
+                .enumerate()
+                .map(|(replica, store)| {
+                    let ws = ws.clone();
+                    s.spawn(move || {
+                        (0..5)
+                            .filter(|i| {
+                                let job = tools_cron::NewJob {
+                                    workspace: ws.clone(),
+                                    name: Some(format!("r{replica}-{i}")),
+                                    schedule: tools_cron::JobSchedule::Once { at: 4_000_000_000 },
+                                    action: tool_core::JobAction::Command("echo x".into()),
+                                    created_at: 0,
+                                    next_run: Some(4_000_000_000),
+                                };
+                                store.add(&job, 6).is_ok()
+                            })
+                            .count()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap())
+                .sum::<usize>()
+        })
+    });
+    assert_eq!(added, 6);
+    let listed = super::harness::off_runtime(|| stores[0].list(&ws).unwrap().len());
+    assert_eq!(listed, 6);
+    super::harness::off_runtime(move || drop(stores));
 }

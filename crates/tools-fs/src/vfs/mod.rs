@@ -17,7 +17,14 @@
 //! even though [`Workspace::resolve`] already did. Errors carry the same `errno` values as the
 //! local backend (ENOENT, ENOTDIR, EISDIR, ENOTEMPTY), so `tool_core::workspace::fs_error` gives
 //! the model the same sentences on either backend.
+//!
+//! With the `postgres` feature, `PgFs` (module `pg`) is the same filesystem on PostgreSQL,
+//! for workspaces that several processes or hosts share. It uses the chunk size, name checks,
+//! kinds and errno values defined here; its module documentation says how it keeps writes
+//! atomic and reads consistent without SQLite's single writer and snapshots.
 
+#[cfg(feature = "postgres")]
+mod pg;
 mod reader;
 mod schema;
 // Test fixtures build real files directly.
@@ -36,6 +43,8 @@ use tool_core::workspace::{
     Backend, DirEntry, FileKind, FsRefusal, Metadata, ReadSeek, Root, WsPath,
 };
 
+#[cfg(feature = "postgres")]
+pub use pg::{PgFs, pg_workspace};
 use reader::ChunkReader;
 
 /// The size of every chunk but a file's last.
@@ -502,6 +511,10 @@ fn unlink(
 impl Backend for SqliteFs {
     fn kind(&self) -> &'static str {
         "sqlite"
+    }
+
+    fn identity(&self) -> Option<String> {
+        Some(format!("sqlite:{}", self.inner.path.display()))
     }
 
     fn local_dir(&self, _root: usize) -> Option<&Path> {

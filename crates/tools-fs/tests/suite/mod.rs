@@ -6,3 +6,5 @@ mod image;
 mod patch;
 mod special;
 mod vfs;
+#[cfg(feature = "postgres")]
+mod vfs_pg;

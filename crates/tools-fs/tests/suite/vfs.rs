@@ -1,11 +1,15 @@
 //! Backend conformance: one table of cases, run through the real tool stack (schema
-//! validation, policy, approval, timeout, truncation) against both backends, the local directory
-//! and the SQLite virtual filesystem. Each case must give the same outcome on both, word for
-//! word. Below the table: what only makes sense as a scenario (persistence, two handles on one
-//! database, a 20 MB file, chunk-boundary sizes, concurrent atomic replacement).
+//! validation, policy, approval, timeout, truncation) against every backend: the local
+//! directory, the SQLite virtual filesystem and, when `TOOLSHED_TEST_PG` names a database and the
+//! `postgres` feature is on, the PostgreSQL one. Each case must give the same outcome on all of
+//! them, word for word. Below the table: what only makes sense as a scenario (persistence, two
+//! handles on one store, a 20 MB file, chunk-boundary sizes, concurrent atomic replacement,
+//! hostile names). PostgreSQL-only scenarios (volumes, replicas racing) are in `vfs_pg.rs`.
 
 use std::path::Path;
 use std::sync::Arc;
+#[cfg(feature = "postgres")]
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use base64::Engine;
 use serde_json::{Value, json};
@@ -17,23 +21,77 @@ use tool_core::{
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Backend {
+pub(super) enum Backend {
     Local,
     Sqlite,
+    #[cfg(feature = "postgres")]
+    Postgres,
 }
 
-const BACKENDS: [Backend; 2] = [Backend::Local, Backend::Sqlite];
+/// The stores a test runs on: local and SQLite always, PostgreSQL when a test database is
+/// configured (one fresh schema per test, dropped at the end; one volume per workspace).
+pub(super) struct Backends {
+    #[cfg(feature = "postgres")]
+    pg: Option<tool_core::pg::PgPool>,
+}
 
-/// A fresh workspace of one backend in its own temp dir, with a supervised context.
-struct Env {
+impl Backends {
+    // Only PostgreSQL needs the label (it names the test schema).
+    #[cfg_attr(not(feature = "postgres"), allow(unused_variables))]
+    pub(super) fn new(label: &str) -> Backends {
+        Backends {
+            #[cfg(feature = "postgres")]
+            pg: tool_core::pg::test_pool(label),
+        }
+    }
+
+    /// Every backend available here.
+    pub(super) fn all(&self) -> Vec<Backend> {
+        let mut out = vec![Backend::Local];
+        out.extend(self.virtual_ones());
+        out
+    }
+
+    /// The virtual filesystems available here.
+    pub(super) fn virtual_ones(&self) -> Vec<Backend> {
+        #[allow(unused_mut)] // Only the postgres feature adds to it.
+        let mut out = vec![Backend::Sqlite];
+        #[cfg(feature = "postgres")]
+        if self.pg.is_some() {
+            out.push(Backend::Postgres);
+        }
+        out
+    }
+}
+
+impl Drop for Backends {
+    fn drop(&mut self) {
+        #[cfg(feature = "postgres")]
+        if let Some(pool) = &self.pg {
+            // Best effort: a test schema left behind is only clutter.
+            let _ = pool.drop_schema();
+        }
+    }
+}
+
+/// A fresh workspace of one backend in its own temp dir (or PostgreSQL volume), with a
+/// supervised context.
+pub(super) struct Env {
     backend: Backend,
     dir: TempDir,
-    ctx: ToolContext,
+    /// The PostgreSQL pool and volume, to open the workspace again.
+    #[cfg(feature = "postgres")]
+    volume: Option<(tool_core::pg::PgPool, String)>,
+    pub(super) ctx: ToolContext,
 }
 
 impl Env {
-    fn new(backend: Backend) -> Env {
+    // Only PostgreSQL needs `backends` (its pool).
+    #[cfg_attr(not(feature = "postgres"), allow(unused_variables))]
+    pub(super) fn new(backend: Backend, backends: &Backends) -> Env {
         let dir = tempfile::tempdir().unwrap();
+        #[cfg(feature = "postgres")]
+        let mut volume = None;
         let ws = match backend {
             Backend::Local => {
                 let root = dir.path().join("ws");
@@ -41,16 +99,41 @@ impl Env {
                 Workspace::local(&root).unwrap()
             }
             Backend::Sqlite => tools_fs::sqlite_workspace(&dir.path().join("ws.db")).unwrap(),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres => {
+                static VOLUMES: AtomicU64 = AtomicU64::new(0);
+                let pool = backends.pg.clone().expect("PostgreSQL is configured");
+                let name = format!("case-{}", VOLUMES.fetch_add(1, Ordering::Relaxed));
+                let ws = tools_fs::pg_workspace(pool.clone(), &name).unwrap();
+                volume = Some((pool, name));
+                ws
+            }
         };
         Env {
             backend,
             dir,
+            #[cfg(feature = "postgres")]
+            volume,
             ctx: context(ws),
         }
     }
 
-    fn ws(&self) -> &Workspace {
+    pub(super) fn ws(&self) -> &Workspace {
         &self.ctx.workspace
+    }
+
+    /// The same store opened again by a separate handle: another connection to the SQLite file,
+    /// or another pool on the PostgreSQL schema (what a second replica would have).
+    pub(super) fn reopen(&self) -> Workspace {
+        match self.backend {
+            Backend::Local => Workspace::local(self.dir.path().join("ws")).unwrap(),
+            Backend::Sqlite => tools_fs::sqlite_workspace(&self.dir.path().join("ws.db")).unwrap(),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres => {
+                let (pool, name) = self.volume.as_ref().expect("a PostgreSQL volume");
+                tools_fs::pg_workspace(replica(pool), name).unwrap()
+            }
+        }
     }
 
     /// Nothing appeared beside the workspace (a traversal would land there).
@@ -63,6 +146,8 @@ impl Env {
         let allowed: &[&str] = match self.backend {
             Backend::Local => &["ws"],
             Backend::Sqlite => &["ws.db", "ws.db-shm", "ws.db-wal"],
+            #[cfg(feature = "postgres")]
+            Backend::Postgres => &[],
         };
         assert!(
             names.iter().all(|n| allowed.contains(&n.as_str())),
@@ -72,7 +157,19 @@ impl Env {
     }
 }
 
-fn context(ws: Workspace) -> ToolContext {
+/// A second pool on the schema of `pool`, as another replica would open.
+#[cfg(feature = "postgres")]
+pub(super) fn replica(pool: &tool_core::pg::PgPool) -> tool_core::pg::PgPool {
+    let url = std::env::var(tool_core::pg::TEST_URL_VAR).unwrap();
+    tool_core::pg::off_runtime(|| {
+        tool_core::pg::PgPool::connect(
+            &tool_core::pg::PgConfig::new(url).with_schema(pool.schema()),
+        )
+        .unwrap()
+    })
+}
+
+pub(super) fn context(ws: Workspace) -> ToolContext {
     ToolContext::new(
         ws,
         Arc::new(Policy::supervised()),
@@ -80,7 +177,7 @@ fn context(ws: Workspace) -> ToolContext {
     )
 }
 
-fn stack(approve: bool) -> Stack {
+pub(super) fn stack(approve: bool) -> Stack {
     let mut r = Registry::new();
     r.register_all(tools_fs::tools(&Default::default()))
         .unwrap();
@@ -92,7 +189,7 @@ fn stack(approve: bool) -> Stack {
     }
 }
 
-async fn call(
+pub(super) async fn call(
     stack: &Stack,
     ctx: &ToolContext,
     tool: &str,
@@ -103,10 +200,22 @@ async fn call(
         .await
 }
 
+/// Runs `f` on a thread of its own: workspace calls block (the PostgreSQL client refuses to
+/// block on an async runtime's thread), and the tools run them on blocking threads the same way.
+pub(super) fn off<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|s| {
+        s.spawn(f)
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
+}
+
 /// Reads a whole file through the workspace (not through a tool).
-fn content(ws: &Workspace, path: &str) -> Vec<u8> {
-    let p = ws.resolve(path).unwrap();
-    ws.read_to_end(&p, 64 << 20).unwrap()
+pub(super) fn content(ws: &Workspace, path: &str) -> Vec<u8> {
+    off(|| {
+        let p = ws.resolve(path).unwrap();
+        ws.read_to_end(&p, 64 << 20).unwrap()
+    })
 }
 
 /// What a path must be after a case.
@@ -632,8 +741,8 @@ fn cases() -> Vec<Case> {
 }
 
 /// Runs one case on one backend; returns the outcome and its text for the cross-backend check.
-async fn run_case(case: &Case, backend: Backend) -> (Outcome, String) {
-    let env = Env::new(backend);
+async fn run_case(case: &Case, backend: Backend, backends: &Backends) -> (Outcome, String) {
+    let env = Env::new(backend, backends);
     let setup_stack = stack(true);
     for (tool, args) in &case.setup {
         if let Err(e) = call(&setup_stack, &env.ctx, tool, args).await {
@@ -667,11 +776,8 @@ async fn run_case(case: &Case, backend: Backend) -> (Outcome, String) {
         let p = ws.resolve(path).unwrap();
         match state {
             State::File(want) => {
-                assert_eq!(
-                    ws.metadata(&p).unwrap().kind,
-                    FileKind::File,
-                    "{at}: {path}"
-                );
+                let kind = off(|| ws.metadata(&p).unwrap().kind);
+                assert_eq!(kind, FileKind::File, "{at}: {path}");
                 let got = content(ws, path);
                 assert!(
                     got == want.as_bytes(),
@@ -679,8 +785,13 @@ async fn run_case(case: &Case, backend: Backend) -> (Outcome, String) {
                     String::from_utf8_lossy(&got)
                 );
             }
-            State::Dir => assert_eq!(ws.metadata(&p).unwrap().kind, FileKind::Dir, "{at}: {path}"),
-            State::Absent => assert!(!ws.exists(&p).unwrap(), "{at}: {path} still exists"),
+            State::Dir => {
+                let kind = off(|| ws.metadata(&p).unwrap().kind);
+                assert_eq!(kind, FileKind::Dir, "{at}: {path}");
+            }
+            State::Absent => {
+                assert!(!off(|| ws.exists(&p).unwrap()), "{at}: {path} still exists");
+            }
         }
     }
     env.assert_nothing_outside(case.name);
@@ -688,111 +799,126 @@ async fn run_case(case: &Case, backend: Backend) -> (Outcome, String) {
 }
 
 #[tokio::test]
-async fn every_case_behaves_the_same_on_both_backends() {
+async fn every_case_behaves_the_same_on_every_backend() {
     let cases = cases();
     let mut names: Vec<_> = cases.iter().map(|c| c.name).collect();
     names.sort();
     names.dedup();
     assert_eq!(names.len(), cases.len(), "case names must be unique");
+    let backends = Backends::new("vfs_cases");
     for case in &cases {
-        let local = run_case(case, Backend::Local).await;
-        let sqlite = run_case(case, Backend::Sqlite).await;
-        assert_eq!(local, sqlite, "{}: the backends disagree", case.name);
+        let local = run_case(case, Backend::Local, &backends).await;
+        for backend in backends.virtual_ones() {
+            let other = run_case(case, backend, &backends).await;
+            assert_eq!(
+                local, other,
+                "{}: the local and {backend:?} backends disagree",
+                case.name
+            );
+        }
     }
 }
 
 #[tokio::test]
-async fn the_sqlite_workspace_persists_across_reopening() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("ws.db");
+async fn a_virtual_workspace_persists_across_reopening() {
+    let backends = Backends::new("vfs_persist");
     let s = stack(false);
-    {
-        let ctx = context(tools_fs::sqlite_workspace(&db).unwrap());
-        call(
-            &s,
-            &ctx,
-            "file_write",
-            &json!({"path": "notes/today.md", "content": "# Today\n- persist\n"}),
-        )
-        .await
-        .unwrap();
-        call(
-            &s,
-            &ctx,
-            "file_append",
-            &json!({"path": "notes/today.md", "content": "- reopen\n"}),
-        )
-        .await
-        .unwrap();
-        call(&s, &ctx, "make_dir", &json!({"path": "empty/dir"}))
+    for backend in backends.virtual_ones() {
+        let env = Env::new(backend, &backends);
+        {
+            let ctx = context(env.reopen());
+            call(
+                &s,
+                &ctx,
+                "file_write",
+                &json!({"path": "notes/today.md", "content": "# Today\n- persist\n"}),
+            )
             .await
             .unwrap();
+            call(
+                &s,
+                &ctx,
+                "file_append",
+                &json!({"path": "notes/today.md", "content": "- reopen\n"}),
+            )
+            .await
+            .unwrap();
+            call(&s, &ctx, "make_dir", &json!({"path": "empty/dir"}))
+                .await
+                .unwrap();
+        }
+        // The handle above is dropped: the store is all that is left of it.
+        let ctx = context(env.reopen());
+        let kind = ctx.workspace.backend().kind();
+        assert_eq!(kind, format!("{backend:?}").to_lowercase());
+        let read = call(&s, &ctx, "file_read", &json!({"path": "notes/today.md"}))
+            .await
+            .unwrap();
+        assert_eq!(
+            read.joined_text(),
+            "1\t# Today\n2\t- persist\n3\t- reopen\n",
+            "{backend:?}"
+        );
+        let list = call(&s, &ctx, "list_dir", &json!({"recursive": true}))
+            .await
+            .unwrap();
+        assert_eq!(
+            list.joined_text(),
+            "empty/\nempty/dir/\nnotes/\nnotes/today.md\n",
+            "{backend:?}"
+        );
     }
-    // Everything above is dropped: the database file is all that is left.
-    let ctx = context(tools_fs::sqlite_workspace(&db).unwrap());
-    assert_eq!(ctx.workspace.backend().kind(), "sqlite");
-    let read = call(&s, &ctx, "file_read", &json!({"path": "notes/today.md"}))
-        .await
-        .unwrap();
-    assert_eq!(
-        read.joined_text(),
-        "1\t# Today\n2\t- persist\n3\t- reopen\n"
-    );
-    let list = call(&s, &ctx, "list_dir", &json!({"recursive": true}))
-        .await
-        .unwrap();
-    assert_eq!(
-        list.joined_text(),
-        "empty/\nempty/dir/\nnotes/\nnotes/today.md\n"
-    );
 }
 
 #[tokio::test]
-async fn two_sqlite_handles_on_one_file_see_each_others_writes() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("ws.db");
-    let one = context(tools_fs::sqlite_workspace(&db).unwrap());
-    let two = context(tools_fs::sqlite_workspace(&db).unwrap());
+async fn two_handles_on_one_virtual_workspace_see_each_others_writes() {
+    let backends = Backends::new("vfs_two_handles");
     let s = stack(true);
+    for backend in backends.virtual_ones() {
+        let env = Env::new(backend, &backends);
+        let one = &env.ctx;
+        let two = context(env.reopen());
 
-    call(
-        &s,
-        &one,
-        "file_write",
-        &json!({"path": "shared.txt", "content": "written by one\n"}),
-    )
-    .await
-    .unwrap();
-    let seen = call(&s, &two, "file_read", &json!({"path": "shared.txt"}))
+        call(
+            &s,
+            one,
+            "file_write",
+            &json!({"path": "shared.txt", "content": "written by one\n"}),
+        )
         .await
         .unwrap();
-    assert_eq!(seen.joined_text(), "1\twritten by one\n");
+        let seen = call(&s, &two, "file_read", &json!({"path": "shared.txt"}))
+            .await
+            .unwrap();
+        assert_eq!(seen.joined_text(), "1\twritten by one\n", "{backend:?}");
 
-    call(
-        &s,
-        &two,
-        "file_edit",
-        &json!({"path": "shared.txt", "old_string": "one", "new_string": "two"}),
-    )
-    .await
-    .unwrap();
-    call(
-        &s,
-        &two,
-        "file_append",
-        &json!({"path": "shared.txt", "content": "appended by two\n"}),
-    )
-    .await
-    .unwrap();
-    assert_eq!(
-        content(&one.workspace, "shared.txt"),
-        b"written by two\nappended by two\n"
-    );
-    call(&s, &one, "delete_file", &json!({"path": "shared.txt"}))
+        call(
+            &s,
+            &two,
+            "file_edit",
+            &json!({"path": "shared.txt", "old_string": "one", "new_string": "two"}),
+        )
         .await
         .unwrap();
-    let gone = call(&s, &two, "file_read", &json!({"path": "shared.txt"})).await;
-    assert_eq!(gone.unwrap_err().kind(), ErrorKind::NotFound);
+        call(
+            &s,
+            &two,
+            "file_append",
+            &json!({"path": "shared.txt", "content": "appended by two\n"}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            content(&one.workspace, "shared.txt"),
+            b"written by two\nappended by two\n",
+            "{backend:?}"
+        );
+        call(&s, one, "delete_file", &json!({"path": "shared.txt"}))
+            .await
+            .unwrap();
+        let gone = call(&s, &two, "file_read", &json!({"path": "shared.txt"})).await;
+        assert_eq!(gone.unwrap_err().kind(), ErrorKind::NotFound, "{backend:?}");
+    }
 }
 
 /// Line `n` (1-based) of the big file: exactly 100 bytes.
@@ -806,8 +932,9 @@ async fn a_20_mb_file_is_written_and_read_from_the_middle() {
     let half: String = (1..=LINES / 2).map(big_line).collect();
     let second: String = (LINES / 2 + 1..=LINES).map(big_line).collect();
     assert_eq!(half.len() + second.len(), 20_000_000);
-    for backend in BACKENDS {
-        let env = Env::new(backend);
+    let backends = Backends::new("vfs_20mb");
+    for backend in backends.all() {
+        let env = Env::new(backend, &backends);
         let s = stack(false);
         // file_write takes at most 10 MiB at once, so the second half is appended.
         call(
@@ -826,10 +953,11 @@ async fn a_20_mb_file_is_written_and_read_from_the_middle() {
         )
         .await
         .unwrap();
-        let meta = env
-            .ws()
-            .metadata(&env.ws().resolve("big.txt").unwrap())
-            .unwrap();
+        let meta = off(|| {
+            env.ws()
+                .metadata(&env.ws().resolve("big.txt").unwrap())
+                .unwrap()
+        });
         assert_eq!(meta.len, 20_000_000, "{backend:?}");
 
         let page = call(
@@ -894,8 +1022,9 @@ async fn a_20_mb_file_is_written_and_read_from_the_middle() {
 
 #[tokio::test]
 async fn files_of_0_4096_and_4097_bytes_round_trip() {
-    for backend in BACKENDS {
-        let env = Env::new(backend);
+    let backends = Backends::new("vfs_sizes");
+    for backend in backends.all() {
+        let env = Env::new(backend, &backends);
         let s = stack(false);
         for len in [0usize, 1, 4095, 4096, 4097, 8192, 8193] {
             // Lines of 64 bytes, the last one cut short, so the bytes differ along the file.
@@ -974,8 +1103,9 @@ async fn concurrent_readers_see_the_old_content_or_the_new_never_a_mix() {
     // Two versions of 40 KiB (ten chunks) that differ in every line.
     let version = |c: char| -> String { format!("{}\n", c.to_string().repeat(63)).repeat(640) };
     let (a, b) = (version('A'), version('B'));
-    for backend in BACKENDS {
-        let env = Env::new(backend);
+    let backends = Backends::new("vfs_flip");
+    for backend in backends.all() {
+        let env = Env::new(backend, &backends);
         let s = Arc::new(stack(false));
         call(
             &s,
@@ -1021,6 +1151,15 @@ async fn concurrent_readers_see_the_old_content_or_the_new_never_a_mix() {
                 Err(e) if backend == Backend::Local && e.to_string().contains("special file") => {
                     continue;
                 }
+                // A PostgreSQL reader that needed another window after the file was replaced
+                // says so instead of mixing versions (rare here: 40 KiB is read at open).
+                #[cfg(feature = "postgres")]
+                Err(e)
+                    if backend == Backend::Postgres
+                        && e.to_string().contains("changed while it was being read") =>
+                {
+                    continue;
+                }
                 Err(e) => panic!("{backend:?}: {e}"),
             };
             let bytes = base64::engine::general_purpose::STANDARD
@@ -1038,22 +1177,139 @@ async fn concurrent_readers_see_the_old_content_or_the_new_never_a_mix() {
 }
 
 #[test]
-fn sqlite_workspace_has_one_virtual_root() {
-    let dir = tempfile::tempdir().unwrap();
-    let ws = tools_fs::sqlite_workspace(&dir.path().join("ws.db")).unwrap();
-    assert_eq!(ws.roots().len(), 1);
-    assert_eq!(ws.roots()[0].path, Path::new("/"));
-    assert!(ws.roots()[0].writable);
-    assert_eq!(ws.local_root(), None);
-    assert_eq!(ws.local_path(&ws.resolve("a").unwrap()), None);
-    // Absolute paths name places in the virtual tree; nothing on disk is reachable.
-    assert_eq!(ws.resolve("/etc/passwd").unwrap().rel(), "etc/passwd");
-    assert_eq!(
-        ws.metadata(&ws.resolve("/etc/passwd").unwrap())
-            .unwrap_err()
-            .kind(),
-        ErrorKind::NotFound
-    );
+fn a_virtual_workspace_has_one_virtual_root() {
+    let backends = Backends::new("vfs_one_root");
+    for backend in backends.virtual_ones() {
+        let env = Env::new(backend, &backends);
+        let ws = env.ws();
+        assert_eq!(ws.roots().len(), 1);
+        assert_eq!(ws.roots()[0].path, Path::new("/"));
+        assert!(ws.roots()[0].writable);
+        assert_eq!(ws.local_root(), None);
+        assert_eq!(ws.local_path(&ws.resolve("a").unwrap()), None);
+        // Absolute paths name places in the virtual tree; nothing on disk is reachable.
+        assert_eq!(ws.resolve("/etc/passwd").unwrap().rel(), "etc/passwd");
+        assert_eq!(
+            ws.metadata(&ws.resolve("/etc/passwd").unwrap())
+                .unwrap_err()
+                .kind(),
+            ErrorKind::NotFound,
+            "{backend:?}"
+        );
+    }
+}
+
+/// Names the workspace or the backend must refuse, each with the error kind and a phrase of its
+/// message, and benign twins that must work, on every backend. The virtual filesystems must
+/// also word every refusal the same.
+#[tokio::test]
+async fn hostile_names_are_refused_alike_everywhere_and_their_benign_twins_work() {
+    let long = "n".repeat(256);
+    let longest = "n".repeat(255);
+    let hostile: Vec<(String, ErrorKind, &str)> = vec![
+        ("..".into(), ErrorKind::Denied, "contains `..`"),
+        ("../x".into(), ErrorKind::Denied, "contains `..`"),
+        ("a/../../x".into(), ErrorKind::Denied, "contains `..`"),
+        ("d/../..".into(), ErrorKind::Denied, "contains `..`"),
+        ("nul\0byte".into(), ErrorKind::InvalidArgs, ""),
+        ("dir/nul\0".into(), ErrorKind::InvalidArgs, ""),
+        (long.clone(), ErrorKind::Failed, "File name too long"),
+        (format!("d/{long}"), ErrorKind::Failed, "File name too long"),
+        (format!("{long}/x"), ErrorKind::Failed, "File name too long"),
+    ];
+    let benign: Vec<String> = vec![
+        "..x".into(),
+        "x..".into(),
+        "a..b".into(),
+        "...".into(),
+        ".hidden".into(),
+        "with space".into(),
+        "ünïcödé".into(),
+        "back\\slash".into(),
+        "semi;colon'quote".into(),
+        "a/b/c".into(),
+        "./dot/./segments".into(),
+        longest.clone(),
+        format!("d/{longest}"),
+    ];
+    let backends = Backends::new("vfs_hostile");
+    let s = stack(true);
+    let mut outcomes: Vec<(Backend, Vec<String>)> = Vec::new();
+    for backend in backends.all() {
+        let env = Env::new(backend, &backends);
+        let mut seen = Vec::new();
+        for (name, kind, phrase) in &hostile {
+            for (tool, args) in [
+                ("file_write", json!({"path": name, "content": "x"})),
+                ("file_append", json!({"path": name, "content": "x"})),
+                ("make_dir", json!({"path": name})),
+            ] {
+                let err = call(&s, &env.ctx, tool, &args).await.unwrap_err();
+                let text = err.to_string();
+                assert_eq!(err.kind(), *kind, "{backend:?} {tool} {name:?}: {text}");
+                assert!(text.contains(phrase), "{backend:?} {tool} {name:?}: {text}");
+                seen.push(text);
+            }
+        }
+        for (i, name) in benign.iter().enumerate() {
+            let body = format!("twin {i}");
+            call(
+                &s,
+                &env.ctx,
+                "file_write",
+                &json!({"path": name, "content": body}),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{backend:?} {name:?}: {e}"));
+            let read = call(&s, &env.ctx, "file_read", &json!({"path": name}))
+                .await
+                .unwrap();
+            assert_eq!(
+                read.joined_text(),
+                format!("1\t{body}\n"),
+                "{backend:?} {name:?}"
+            );
+        }
+        // Nothing of the refusals was created: the root holds the twins only.
+        let list = call(&s, &env.ctx, "list_dir", &json!({"include_hidden": true}))
+            .await
+            .unwrap()
+            .joined_text();
+        let mut got: Vec<&str> = list.lines().collect();
+        got.sort_unstable();
+        let mut want = vec![
+            "...",
+            "..x",
+            ".hidden",
+            "a..b",
+            "a/",
+            "back\\slash",
+            "d/",
+            "dot/",
+            "semi;colon'quote",
+            "with space",
+            "x..",
+            "ünïcödé",
+            longest.as_str(),
+        ];
+        want.sort_unstable();
+        assert_eq!(
+            got, want,
+            "{backend:?}: only the twins (and the parent `d` the refused write below it created first) are there"
+        );
+        env.assert_nothing_outside("hostile names");
+        outcomes.push((backend, seen));
+    }
+    // The local backend learns of a long name earlier (resolving the path on disk), so its
+    // sentences start differently; the virtual filesystems must agree word for word.
+    outcomes.retain(|(backend, _)| *backend != Backend::Local);
+    for (backend, seen) in &outcomes[1..] {
+        assert_eq!(
+            seen, &outcomes[0].1,
+            "{backend:?} and {:?} word the refusals differently",
+            outcomes[0].0
+        );
+    }
 }
 
 #[test]

@@ -1,5 +1,5 @@
-//! The storage behind the memory tools: two small, synchronous, object-safe traits and their
-//! SQLite implementation.
+//! The storage behind the memory tools: two small, synchronous, object-safe traits, their
+//! SQLite implementation and (feature `postgres`) their PostgreSQL one.
 //!
 //! The tools call these inside [`tool_core::blocking`], so an implementation may block (on a
 //! database lock, on the network for a server database). Everything a model typed reaches an
@@ -8,6 +8,10 @@
 //! so a backend never reads the clock and tests can be exact.
 
 mod open;
+#[cfg(feature = "postgres")]
+mod pg;
+#[cfg(feature = "postgres")]
+mod pg_schema;
 mod schema;
 mod sqlite;
 
@@ -16,6 +20,8 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use tool_core::schemars::{self, JsonSchema};
 
+#[cfg(feature = "postgres")]
+pub use pg::PgStore;
 pub use sqlite::SqliteStore;
 
 /// Milliseconds since the Unix epoch, UTC.
@@ -247,8 +253,8 @@ impl From<StoreError> for tool_core::ToolError {
 
 /// Long-term memory: keyed entries with full-text search, optional vectors and listings.
 ///
-/// Synchronous and object-safe; the tools call it inside [`tool_core::blocking`]. A second
-/// backend (PostgreSQL with `tsvector` and `pgvector`, say) implements the same methods.
+/// Synchronous and object-safe; the tools call it inside [`tool_core::blocking`].
+/// [`SqliteStore`] implements it, and with the feature `postgres` so does `PgStore`.
 pub trait MemoryStore: Send + Sync + fmt::Debug {
     /// Stores `memory` under its key, replacing what the key held (content, category and
     /// session), and keeps the full-text index in step. A changed content drops the key's vector

@@ -1,10 +1,17 @@
-//! Integration test modules of tools-memory, and their shared fixtures: a temp-dir database
-//! behind the real stack, and a deterministic embedding server.
+//! Integration test modules of tools-memory, and their shared fixtures: the memory tools behind
+//! the real stack on each backend — a temp-dir SQLite file always, and a fresh PostgreSQL
+//! schema when the crate is built with `postgres` and `TOOLSHED_TEST_PG` names a database —
+//! and a deterministic embedding server.
+//!
+//! A test that holds for every backend loops over [`fixtures`] (tool level) or [`backends`]
+//! (store level); one about SQLite's file (its mode, WAL, the header) uses [`Fixture::sqlite`].
 
 mod basics;
 mod concurrency;
 mod hostile;
 mod hybrid;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod ranking;
 
 use std::collections::HashMap;
@@ -23,40 +30,179 @@ use tempfile::TempDir;
 use tool_core::{
     ApproveAll, Limits, Policy, Registry, Stack, ToolContext, ToolError, ToolOutput, Workspace,
 };
-use tools_memory::Config;
+use tools_memory::{Config, KvStore, MemoryStore, SqliteStore};
 
-/// A database in a temp dir, the memory tools over it, and a context.
+/// Where a fixture's memories live.
+pub(crate) enum Db {
+    /// An SQLite file (not created until the first call).
+    Sqlite(PathBuf),
+    /// A fresh schema of the test database, dropped with the fixture.
+    #[cfg(feature = "postgres")]
+    Postgres(tool_core::pg::PgPool),
+}
+
+/// A store-level backend: its name and both stores (one object for both traits).
+pub(crate) struct Backend {
+    pub(crate) name: &'static str,
+    pub(crate) memory: Arc<dyn MemoryStore>,
+    pub(crate) kv: Arc<dyn KvStore>,
+    /// Keeps the SQLite file's directory, or drops the PostgreSQL schema, at the end.
+    _keep: Keep,
+}
+
+/// What a backend or fixture cleans up when dropped.
+enum Keep {
+    // Never read: it is held only to be dropped last.
+    Dir(#[allow(dead_code)] TempDir),
+    #[cfg(feature = "postgres")]
+    Schema(tool_core::pg::PgPool),
+}
+
+impl Drop for Keep {
+    fn drop(&mut self) {
+        #[cfg(feature = "postgres")]
+        if let Keep::Schema(pool) = self {
+            // Best effort: a test database collects no leftovers, but a failed drop fails no test.
+            let _ = pool.drop_schema();
+        }
+    }
+}
+
+/// Every backend this build and environment can test: SQLite, then PostgreSQL when
+/// `TOOLSHED_TEST_PG` is set (with the `postgres` feature).
+pub(crate) fn backends() -> Vec<Backend> {
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = Arc::new(SqliteStore::new(dir.path().join("memory.db")));
+    #[allow(unused_mut)] // Only the PostgreSQL build adds a second backend.
+    let mut out = vec![Backend {
+        name: "sqlite",
+        memory: Arc::clone(&sqlite) as Arc<dyn MemoryStore>,
+        kv: sqlite,
+        _keep: Keep::Dir(dir),
+    }];
+    #[cfg(feature = "postgres")]
+    if let Some(pool) = tool_core::pg::test_pool("memory_store") {
+        let store = Arc::new(tools_memory::PgStore::open(pool.clone()).unwrap());
+        out.push(Backend {
+            name: "postgres",
+            memory: Arc::clone(&store) as Arc<dyn MemoryStore>,
+            kv: store,
+            _keep: Keep::Schema(pool),
+        });
+    }
+    out
+}
+
+/// The memory tools over one backend, and a context.
 pub(crate) struct Fixture {
+    /// `sqlite` or `postgres`.
+    pub(crate) backend: &'static str,
     pub(crate) dir: TempDir,
-    pub(crate) db: PathBuf,
+    pub(crate) db: Db,
     pub(crate) stack: Stack,
     pub(crate) ctx: ToolContext,
+    _keep: Option<Keep>,
+}
+
+/// A fixture with the default configuration on every backend.
+pub(crate) fn fixtures() -> Vec<Fixture> {
+    fixtures_with(|c| c)
+}
+
+/// A fixture with a configuration adjusted by `adjust` on every backend (see [`backends`]).
+pub(crate) fn fixtures_with(adjust: impl Fn(Config) -> Config) -> Vec<Fixture> {
+    backend_names()
+        .into_iter()
+        .map(|name| Fixture::on(name, &adjust))
+        .collect()
+}
+
+/// The backends this build and environment can test, for [`Fixture::on`]: `sqlite`, then
+/// `postgres` with the `postgres` feature when `TOOLSHED_TEST_PG` is set (and a failure when
+/// `TOOLSHED_REQUIRE_PG` is set but it is not).
+pub(crate) fn backend_names() -> Vec<&'static str> {
+    #[allow(unused_mut)] // Only the PostgreSQL build adds a second backend.
+    let mut out = vec!["sqlite"];
+    #[cfg(feature = "postgres")]
+    if std::env::var(tool_core::pg::TEST_URL_VAR).is_ok_and(|u| !u.trim().is_empty())
+        || tool_core::pg::test_pool("memory_probe").is_some()
+    {
+        out.push("postgres");
+    }
+    out
 }
 
 impl Fixture {
     /// Keyword-only memory in `<tmp>/data/memory.db`.
-    pub(crate) fn new() -> Fixture {
-        Fixture::with(|c| c)
+    pub(crate) fn sqlite() -> Fixture {
+        Fixture::sqlite_with(|c| c)
     }
 
-    /// Memory with a configuration adjusted by `adjust`.
-    pub(crate) fn with(adjust: impl FnOnce(Config) -> Config) -> Fixture {
+    /// SQLite memory with a configuration adjusted by `adjust`.
+    pub(crate) fn sqlite_with(adjust: impl FnOnce(Config) -> Config) -> Fixture {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("data").join("memory.db");
-        let config = adjust(Config::new(&db));
-        let stack = stack(&config);
+        let stack = stack(&adjust(Config::new(&db)));
         let ctx = context(dir.path(), Policy::supervised());
+        announce("sqlite");
         Fixture {
+            backend: "sqlite",
             dir,
-            db,
+            db: Db::Sqlite(db),
             stack,
             ctx,
+            _keep: None,
         }
     }
 
-    /// Another stack on the same database with another configuration.
+    /// Memory on the backend named `backend` (one of [`backend_names`]), with a configuration
+    /// adjusted by `adjust`.
+    pub(crate) fn on(backend: &str, adjust: impl FnOnce(Config) -> Config) -> Fixture {
+        match backend {
+            "sqlite" => Fixture::sqlite_with(adjust),
+            #[cfg(feature = "postgres")]
+            "postgres" => Fixture::postgres(
+                tool_core::pg::test_pool("memory_tools").expect("TOOLSHED_TEST_PG is set"),
+                adjust,
+            ),
+            other => panic!("no backend {other} in this build"),
+        }
+    }
+
+    /// PostgreSQL memory in the schema of `pool` (dropped with the fixture).
+    #[cfg(feature = "postgres")]
+    fn postgres(pool: tool_core::pg::PgPool, adjust: impl FnOnce(Config) -> Config) -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let stack = pg_stack(&pool, &adjust(Config::new("")));
+        let ctx = context(dir.path(), Policy::supervised());
+        announce("postgres");
+        Fixture {
+            backend: "postgres",
+            dir,
+            db: Db::Postgres(pool.clone()),
+            stack,
+            ctx,
+            _keep: Some(Keep::Schema(pool)),
+        }
+    }
+
+    /// The SQLite file (for the tests about the file itself).
+    pub(crate) fn sqlite_path(&self) -> &Path {
+        match &self.db {
+            Db::Sqlite(path) => path,
+            #[cfg(feature = "postgres")]
+            Db::Postgres(_) => panic!("this fixture is not on SQLite"),
+        }
+    }
+
+    /// Another stack on the same memories with another configuration: for SQLite another
+    /// connection to the file, for PostgreSQL another pool on the schema (another replica).
     pub(crate) fn stack_with(&self, adjust: impl FnOnce(Config) -> Config) -> Stack {
-        stack(&adjust(Config::new(&self.db)))
+        match &self.db {
+            Db::Sqlite(path) => stack(&adjust(Config::new(path))),
+            #[cfg(feature = "postgres")]
+            Db::Postgres(pool) => pg_stack(&replica(pool), &adjust(Config::new(""))),
+        }
     }
 
     /// Calls `tool` with raw JSON arguments through the whole stack.
@@ -68,7 +214,7 @@ impl Fixture {
     pub(crate) async fn ok(&self, tool: &str, args: &str) -> ToolOutput {
         match self.call(tool, args).await {
             Ok(out) => out,
-            Err(e) => panic!("{tool} {args} failed: {e}"),
+            Err(e) => panic!("{}: {tool} {args} failed: {e}", self.backend),
         }
     }
 
@@ -80,7 +226,11 @@ impl Fixture {
     /// Calls and expects an error.
     pub(crate) async fn err(&self, tool: &str, args: &str) -> ToolError {
         match self.call(tool, args).await {
-            Ok(out) => panic!("{tool} {args} should fail but gave:\n{}", out.joined_text()),
+            Ok(out) => panic!(
+                "{}: {tool} {args} should fail but gave:\n{}",
+                self.backend,
+                out.joined_text()
+            ),
             Err(e) => e,
         }
     }
@@ -105,12 +255,99 @@ impl Fixture {
             .unwrap()
     }
 
-    /// A direct connection to the database, for backdating and inspection.
+    /// A direct connection to the SQLite file, for the tests about the file.
     pub(crate) fn sql(&self) -> rusqlite::Connection {
-        let conn = rusqlite::Connection::open(&self.db).unwrap();
+        let conn = rusqlite::Connection::open(self.sqlite_path()).unwrap();
         conn.busy_timeout(Duration::from_secs(5)).unwrap();
         conn
     }
+
+    /// Runs one statement of SQL both backends understand (backdating, say) on the database
+    /// directly; returns the rows it changed.
+    pub(crate) fn execute(&self, sql: &str) -> u64 {
+        match &self.db {
+            Db::Sqlite(_) => self.sql().execute(sql, []).unwrap() as u64,
+            #[cfg(feature = "postgres")]
+            Db::Postgres(pool) => tool_core::pg::off_runtime(|| {
+                pool.get()
+                    .unwrap()
+                    .execute(sql, &[])
+                    .unwrap_or_else(|e| panic!("{sql}: {e}"))
+            }),
+        }
+    }
+
+    /// The first column of every row of a query both backends understand, as text.
+    pub(crate) fn column(&self, sql: &str) -> Vec<String> {
+        match &self.db {
+            Db::Sqlite(_) => {
+                let conn = self.sql();
+                let mut stmt = conn.prepare(sql).unwrap();
+                stmt.query_map([], |r| {
+                    Ok(match r.get_ref(0)? {
+                        rusqlite::types::ValueRef::Integer(i) => i.to_string(),
+                        rusqlite::types::ValueRef::Text(t) => {
+                            String::from_utf8_lossy(t).into_owned()
+                        }
+                        other => format!("{other:?}"),
+                    })
+                })
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap()
+            }
+            #[cfg(feature = "postgres")]
+            Db::Postgres(pool) => {
+                let sql = format!("SELECT CAST(v AS text) FROM ({sql}) AS t(v)");
+                tool_core::pg::off_runtime(|| {
+                    pool.get()
+                        .unwrap()
+                        .query(&sql, &[])
+                        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+                        .iter()
+                        .map(|r| r.get::<_, String>(0))
+                        .collect()
+                })
+            }
+        }
+    }
+
+    /// A count (`SELECT count(*) …`) both backends understand.
+    pub(crate) fn count(&self, sql: &str) -> i64 {
+        let column = self.column(sql);
+        assert_eq!(column.len(), 1, "{sql} gave {column:?}");
+        column[0].parse().unwrap()
+    }
+}
+
+/// Names the backend in the test's output, so a failure in a loop over backends says which.
+#[allow(clippy::print_stderr)] // Test output, shown only when the test fails.
+fn announce(backend: &str) {
+    eprintln!("--- on {backend}");
+}
+
+/// Another pool on the schema of `pool`: what a second Toolshed process would open.
+#[cfg(feature = "postgres")]
+pub(crate) fn replica(pool: &tool_core::pg::PgPool) -> tool_core::pg::PgPool {
+    let url = std::env::var(tool_core::pg::TEST_URL_VAR).unwrap();
+    let mut config = tool_core::pg::PgConfig::new(url).with_schema(pool.schema());
+    config.pool_size = 4;
+    tool_core::pg::PgPool::connect(&config).unwrap()
+}
+
+/// The memory tools of `config` over a [`tools_memory::PgStore`] on `pool`.
+#[cfg(feature = "postgres")]
+fn pg_stack(pool: &tool_core::pg::PgPool, config: &Config) -> Stack {
+    let store = Arc::new(tools_memory::PgStore::open(pool.clone()).unwrap());
+    let mut registry = Registry::new();
+    registry
+        .register_all(tools_memory::tools_with_stores(
+            config,
+            Arc::clone(&store) as Arc<dyn MemoryStore>,
+            store,
+        ))
+        .unwrap();
+    Stack::new(registry).with_approver(Arc::new(ApproveAll))
 }
 
 /// The keys of a recall or listing's structured result, in order.
