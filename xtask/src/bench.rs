@@ -110,12 +110,16 @@ pub(crate) fn run_with_backend(name: &str, backend: &str) -> anyhow::Result<()> 
     }
 }
 
-/// The memory bench on SQLite and PostgreSQL, side by side.
-fn memory_postgres() -> anyhow::Result<()> {
-    let url = ["TOOLSHED_BENCH_PG", "TOOLSHED_TEST_PG"]
+/// The database of the PostgreSQL memory bench: `TOOLSHED_BENCH_PG`, else `TOOLSHED_TEST_PG`.
+fn pg_url() -> Option<String> {
+    ["TOOLSHED_BENCH_PG", "TOOLSHED_TEST_PG"]
         .iter()
         .find_map(|var| std::env::var(var).ok().filter(|u| !u.trim().is_empty()))
-        .context(
+}
+
+/// The memory bench on SQLite and PostgreSQL, side by side.
+fn memory_postgres() -> anyhow::Result<()> {
+    let url = pg_url().context(
             "`cargo xtask bench memory --backend postgres` needs a database: set \
              TOOLSHED_BENCH_PG (or TOOLSHED_TEST_PG) to postgres://USER:PASSWORD@HOST:PORT/DATABASE; \
              the bench creates a schema there and drops it afterwards",
@@ -156,9 +160,18 @@ fn all() -> anyhow::Result<()> {
             cargo_bench("tools-fs", "search", &[])
         }),
         ("shell", "as `bench shell`".into(), shell),
-        ("memory", "as `bench memory`".into(), || {
-            cargo_bench("tools-memory", "recall", &[])
-        }),
+        (
+            "memory",
+            if pg_url().is_some() {
+                "as `bench memory --backend postgres` (a database is configured)".into()
+            } else {
+                "as `bench memory` (SQLite only: TOOLSHED_BENCH_PG / TOOLSHED_TEST_PG unset)".into()
+            },
+            || match pg_url() {
+                Some(_) => memory_postgres(),
+                None => cargo_bench("tools-memory", "recall", &[]),
+            },
+        ),
         (
             "core",
             format!("criterion {}", CORE_QUICK.join(" ")),

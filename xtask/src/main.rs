@@ -40,7 +40,9 @@ Tasks:
                          TOOLSHED_TEST_PG) that is dropped afterwards
                   web    web_fetch against the reference MCP fetch server (mcp-server-fetch)
                   size   release binary size (stripped) and `toolshed tools` cold start
-                  all    every bench above (shorter settings where slow), then `report`
+                  all    every bench above (shorter settings where slow), then `report`;
+                         memory also on PostgreSQL when TOOLSHED_BENCH_PG or
+                         TOOLSHED_TEST_PG names a database
                   report write target/bench/report.md, report.json, *.png and
                          README-performance.md from the last results
                   readme put target/bench/README-performance.md between README.md's

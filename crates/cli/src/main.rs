@@ -141,6 +141,28 @@ enum Format {
     Mcp,
 }
 
+/// `println!` for the command's output: a closed pipe (`toolshed tools | head`) ends the
+/// program quietly with success, as it does for any Unix filter, instead of a panic.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        emit(format_args!($($arg)*))
+    };
+}
+
+fn emit(args: std::fmt::Arguments<'_>) {
+    let mut stdout = std::io::stdout().lock();
+    let written = stdout
+        .write_fmt(args)
+        .and_then(|()| stdout.write_all(b"\n"));
+    if let Err(e) = written {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: cannot write the output: {e}");
+        std::process::exit(1);
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.verbose);
@@ -204,7 +226,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                         json!({"crate": name, "tools": names})
                     })
                     .collect();
-                println!("{}", serde_json::to_string_pretty(&crates)?);
+                out!("{}", serde_json::to_string_pretty(&crates)?);
                 return Ok(ExitCode::SUCCESS);
             }
             let profile = cli.profile.or(config.profile.clone());
@@ -501,7 +523,7 @@ impl Approver for TerminalApprover {
 fn report(result: Result<ToolOutput, ToolError>, json: bool) -> ExitCode {
     match (result, json) {
         (Ok(out), true) => {
-            println!(
+            out!(
                 "{}",
                 json!({
                     "ok": true,
@@ -534,7 +556,7 @@ fn report(result: Result<ToolOutput, ToolError>, json: bool) -> ExitCode {
             ExitCode::SUCCESS
         }
         (Err(e), true) => {
-            println!(
+            out!(
                 "{}",
                 json!({"ok": false, "error": {"kind": e.kind().as_str(), "message": e.to_string()}})
             );
@@ -552,7 +574,7 @@ fn print_tools(registry: &Registry, format: Format) -> Result<()> {
     let provider = match format {
         Format::Table => {
             let width = specs.iter().map(|s| s.name.len()).max().unwrap_or(4);
-            println!("{:width$}  {:6}  DESCRIPTION", "TOOL", "KIND");
+            out!("{:width$}  {:6}  DESCRIPTION", "TOOL", "KIND");
             for s in &specs {
                 let kind = if s.annotations.read_only {
                     "read"
@@ -561,7 +583,7 @@ fn print_tools(registry: &Registry, format: Format) -> Result<()> {
                 } else {
                     "write"
                 };
-                println!(
+                out!(
                     "{:width$}  {kind:5}  {}",
                     s.name,
                     first_sentence(&s.description)
@@ -574,7 +596,7 @@ fn print_tools(registry: &Registry, format: Format) -> Result<()> {
                 .iter()
                 .map(|s| serde_json::to_value(s).unwrap_or(Value::Null))
                 .collect();
-            println!("{}", serde_json::to_string_pretty(&out)?);
+            out!("{}", serde_json::to_string_pretty(&out)?);
             return Ok(());
         }
         Format::Crates => anyhow::bail!("--format crates lists crates, not a registry"),
@@ -584,7 +606,7 @@ fn print_tools(registry: &Registry, format: Format) -> Result<()> {
         Format::Mcp => Provider::Mcp,
     };
     let out: Vec<Value> = specs.iter().map(|s| schema::export(s, provider)).collect();
-    println!("{}", serde_json::to_string_pretty(&out)?);
+    out!("{}", serde_json::to_string_pretty(&out)?);
     Ok(())
 }
 

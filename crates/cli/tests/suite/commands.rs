@@ -130,3 +130,29 @@ fn tour_runs_and_shows_a_refusal() {
     assert!(out.contains("error (needs_approval)"));
     assert!(out.contains("+toolshed"));
 }
+
+#[test]
+fn a_reader_that_stops_early_ends_the_output_quietly() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    // The JSON listing is larger than a pipe buffer, so the writer meets the closed pipe.
+    for format in ["json", "table"] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolshed"))
+            .args(["--workspace"])
+            .arg(dir.path())
+            .args(["tools", "--format", format])
+            .env("XDG_CONFIG_HOME", dir.path().join(".no-user-config"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = [0u8; 16];
+        child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+        // The read end is closed here, as `| head -c 16` would.
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{format}: {:?} {err}", out.status);
+        assert!(!err.contains("panicked"), "{format}: {err}");
+    }
+}

@@ -151,11 +151,26 @@ impl Backend for LocalFs {
             path.rel.split('/').collect()
         };
         for keep in (0..comps.len()).rev() {
-            let prefix = if keep == 0 {
-                ".".to_string()
-            } else {
-                comps[..keep].join("/")
-            };
+            if keep == 0 {
+                // Nothing but the root (canonical when the workspace was opened) precedes the
+                // path: it is where it says.
+                return Ok(None);
+            }
+            let prefix = comps[..keep].join("/");
+            // The common case first, without /proc: a prefix with no symbolic link in it is
+            // where it says. A link (ELOOP) takes the full resolution below.
+            match openat2(
+                root,
+                prefix.as_str(),
+                OFlags::PATH | OFlags::CLOEXEC,
+                Mode::empty(),
+                RESOLVE.union(ResolveFlags::NO_SYMLINKS),
+            ) {
+                Ok(_) => return Ok(None),
+                Err(Errno::NOENT | Errno::NOTDIR) => continue,
+                Err(Errno::LOOP | Errno::AGAIN) => {}
+                Err(e) => return Err(map_errno(e)),
+            }
             match openat2_beneath(root, &prefix, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()) {
                 Ok(fd) => {
                     let proc_link = format!("/proc/self/fd/{}", fd.as_raw_fd());

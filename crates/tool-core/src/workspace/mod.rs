@@ -660,9 +660,38 @@ pub fn fs_error(err: io::Error, path: &WsPath, op: &str) -> ToolError {
         io::ErrorKind::AlreadyExists => ToolError::Failed(format!(
             "Cannot {op} {path}: something with that name already exists."
         )),
-        io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData => {
-            ToolError::Failed(format!("Cannot {op} {path}: {err}."))
+        _ => ToolError::Failed(format!("Cannot {op} {path}: {}", sentence_end(&err))),
+    }
+}
+
+/// `err` as the end of a sentence: with a full stop, unless it already ends in one (a backend's
+/// own sentence such as "…; try again.").
+fn sentence_end(err: &io::Error) -> String {
+    let text = err.to_string();
+    if text.ends_with(['.', '!', '?']) {
+        text
+    } else {
+        format!("{text}.")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sentence_end;
+    use std::io;
+
+    #[test]
+    fn backend_sentences_get_one_full_stop() {
+        let cases = [
+            ("the database failed", "the database failed."),
+            (
+                "the file changed; read it again.",
+                "the file changed; read it again.",
+            ),
+            ("is it there?", "is it there?"),
+        ];
+        for (message, want) in cases {
+            assert_eq!(sentence_end(&io::Error::other(message)), want);
         }
-        _ => ToolError::Failed(format!("Cannot {op} {path}: {err}.")),
     }
 }
