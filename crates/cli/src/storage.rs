@@ -23,9 +23,17 @@ pub fn pool(config: &Config) -> Result<Option<tool_core::pg::PgPool>> {
         pg.schema = schema.clone();
     }
     if let Some(n) = config.storage.pool_size {
+        anyhow::ensure!(
+            n >= 1,
+            "storage.pool_size is 0; give each process at least 1 connection (8 is the default)"
+        );
         pg.pool_size = n;
     }
     if let Some(s) = config.storage.statement_timeout_secs {
+        anyhow::ensure!(
+            s >= 1,
+            "storage.statement_timeout_secs is 0, which would cancel every query; use 1 or more (60 is the default)"
+        );
         pg.statement_timeout = Duration::from_secs(s);
     }
     let key = format!("{}\n{}\n{}", pg.url, pg.schema, pg.pool_size);

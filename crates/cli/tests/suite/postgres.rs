@@ -330,3 +330,45 @@ fn mcp_http_replicas_serve_each_others_sessions_through_the_database() {
     );
     assert_eq!(status, 404, "{body}");
 }
+
+#[test]
+fn storage_settings_that_cannot_work_are_refused_before_connecting() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().display().to_string();
+    let config = dir.path().join("toolshed.toml");
+    let config_arg = config.display().to_string();
+    // Each bad setting beside a twin that only differs in the value (and then fails only because
+    // nothing listens on port 1).
+    for (bad, twin, says) in [
+        ("pool_size = 0", "pool_size = 2", "pool_size"),
+        (
+            "statement_timeout_secs = 0",
+            "statement_timeout_secs = 5",
+            "statement_timeout_secs",
+        ),
+        ("schema = \"a; DROP\"", "schema = \"team_a\"", "schema name"),
+    ] {
+        for (line, refused_early) in [(bad, true), (twin, false)] {
+            std::fs::write(
+                &config,
+                format!(
+                    "[storage]\nurl = \"postgres://u:p@127.0.0.1:1/db?connect_timeout=2\"\n{line}\n"
+                ),
+            )
+            .unwrap();
+            let o = toolshed_raw(
+                dir.path(),
+                &["--config", &config_arg, "--workspace", &ws, "tools"],
+                None,
+            );
+            let err = stderr(&o);
+            assert!(!o.status.success(), "{line}: {err}");
+            assert_eq!(err.contains(says), refused_early, "{line}: {err}");
+            assert_eq!(
+                err.contains("cannot be used"),
+                !refused_early,
+                "{line}: {err}"
+            );
+        }
+    }
+}
