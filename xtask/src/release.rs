@@ -254,6 +254,7 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
             dirty.len()
         );
     }
+    forget_stale_packages(&to_publish)?;
     if edits.is_empty() {
         let mut publish = publish_command(&args, &to_publish, true, true);
         println!("$ {}", util::display(&publish));
@@ -298,6 +299,53 @@ fn crate_mode_hint(err: anyhow::Error, args: &Args) -> anyhow::Error {
         )),
         None => err,
     }
+}
+
+/// Removes what earlier dry runs left in cargo's source cache for our crates.
+///
+/// A workspace dry run verifies each crate against the others' packages through a temporary
+/// local registry, which cargo extracts under `$CARGO_HOME/registry/src/<hash>/NAME-VERSION`,
+/// the hash depending on the registry's path. A later dry run from the same checkout path gets
+/// the same hash, and cargo reuses the old extraction (it never re-extracts a directory it has
+/// marked complete), so the verification would compile the previous run's sources. crates.io's
+/// own cache (`index.crates.io-…`) is left alone.
+fn forget_stale_packages(crates: &[String]) -> anyhow::Result<()> {
+    let Some(home) = std::env::var_os("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".cargo")))
+    else {
+        return Ok(());
+    };
+    let Ok(sources) = std::fs::read_dir(home.join("registry").join("src")) else {
+        return Ok(());
+    };
+    for source in sources.flatten() {
+        let name = source.file_name().to_string_lossy().into_owned();
+        if name.starts_with("index.") || name.contains("crates.io") {
+            continue;
+        }
+        let Ok(entries) = std::fs::read_dir(source.path()) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let dir = entry.file_name().to_string_lossy().into_owned();
+            let ours = crates.iter().any(|c| {
+                dir.strip_prefix(c.as_str())
+                    .and_then(|rest| rest.strip_prefix('-'))
+                    .is_some_and(|v| v.starts_with(|ch: char| ch.is_ascii_digit()))
+            });
+            if ours {
+                std::fs::remove_dir_all(entry.path()).with_context(|| {
+                    format!("cannot remove the stale package {}", entry.path().display())
+                })?;
+                println!(
+                    "release: removed a stale dry-run package {}",
+                    entry.path().display()
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 fn publish_command(args: &Args, crates: &[String], dry_run: bool, allow_dirty: bool) -> Command {
