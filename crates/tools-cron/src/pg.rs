@@ -15,13 +15,13 @@
 
 use std::fmt;
 
+use tool_core::ToolError;
 use tool_core::pg::postgres::{self, Row, Transaction};
 use tool_core::pg::{PgConn, PgPool};
-use tool_core::{JobAction, ToolError};
 
 use crate::store::{
-    Claim, CronStore, Due, Job, JobSchedule, NewJob, NextFn, Run, RunStatus, due_occurrence,
-    not_found,
+    Claim, CronStore, Due, JOB_COLUMNS, Job, JobRow, NewJob, NextFn, RUN_COLUMNS, Run, RunStatus,
+    due_occurrence, not_found, schedule_columns,
 };
 
 /// Version 1 of the layout: the SQLite store's, in PostgreSQL types.
@@ -61,9 +61,6 @@ CREATE INDEX cron_runs_job ON cron_runs (job_id, id);
 CREATE INDEX cron_runs_running ON cron_runs (status, lease_until);
 ";
 
-const JOB_COLUMNS: &str = "id, workspace, name, expression, timezone, once_at, kind, action, paused, created_at, next_run, last_run";
-const RUN_COLUMNS: &str = "id, job_id, scheduled_for, trigger, owner, started_at, finished_at, status, exit_code, output, missed";
-
 /// Jobs, leases and history in a PostgreSQL schema (tables `cron_jobs`, `cron_runs`).
 #[derive(Clone)]
 pub struct PgCronStore {
@@ -81,34 +78,21 @@ fn db_err(e: postgres::Error) -> ToolError {
 }
 
 fn job_from_row(r: &Row) -> Job {
-    let expression: Option<String> = r.get(3);
-    let timezone: String = r.get(4);
-    let once_at: Option<i64> = r.get(5);
-    let kind: String = r.get(6);
-    let text: String = r.get(7);
-    Job {
+    JobRow {
         id: r.get(0),
         workspace: r.get(1),
         name: r.get(2),
-        schedule: match (expression, once_at) {
-            (Some(expression), _) => JobSchedule::Cron {
-                expression,
-                timezone,
-            },
-            (None, at) => JobSchedule::Once {
-                at: at.unwrap_or_default(),
-            },
-        },
-        action: if kind == "prompt" {
-            JobAction::Prompt(text)
-        } else {
-            JobAction::Command(text)
-        },
+        expression: r.get(3),
+        timezone: r.get(4),
+        once_at: r.get(5),
+        kind: r.get(6),
+        action: r.get(7),
         paused: r.get(8),
         created_at: r.get(9),
         next_run: r.get(10),
         last_run: r.get(11),
     }
+    .into()
 }
 
 fn run_from_row(r: &Row) -> Run {
@@ -125,16 +109,6 @@ fn run_from_row(r: &Row) -> Run {
         exit_code: r.get(8),
         output: r.get(9),
         missed: r.get(10),
-    }
-}
-
-fn schedule_columns(s: &JobSchedule) -> (Option<&str>, &str, Option<i64>) {
-    match s {
-        JobSchedule::Cron {
-            expression,
-            timezone,
-        } => (Some(expression.as_str()), timezone.as_str(), None),
-        JobSchedule::Once { at } => (None, "UTC", Some(*at)),
     }
 }
 

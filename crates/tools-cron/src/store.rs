@@ -374,40 +374,73 @@ fn migrate(conn: &Connection) -> Result<(), ToolError> {
     Ok(())
 }
 
-const JOB_COLUMNS: &str = "id, workspace, name, expression, timezone, once_at, kind, action, paused, created_at, next_run, last_run";
+/// The columns of a job, in the order both stores select them.
+pub(crate) const JOB_COLUMNS: &str = "id, workspace, name, expression, timezone, once_at, kind, action, paused, created_at, next_run, last_run";
+
+/// A job as its columns hold it; both stores read rows into this.
+pub(crate) struct JobRow {
+    pub(crate) id: i64,
+    pub(crate) workspace: String,
+    pub(crate) name: Option<String>,
+    pub(crate) expression: Option<String>,
+    pub(crate) timezone: String,
+    pub(crate) once_at: Option<i64>,
+    pub(crate) kind: String,
+    pub(crate) action: String,
+    pub(crate) paused: bool,
+    pub(crate) created_at: i64,
+    pub(crate) next_run: Option<i64>,
+    pub(crate) last_run: Option<i64>,
+}
+
+impl From<JobRow> for Job {
+    fn from(r: JobRow) -> Job {
+        Job {
+            id: r.id,
+            workspace: r.workspace,
+            name: r.name,
+            schedule: match (r.expression, r.once_at) {
+                (Some(expression), _) => JobSchedule::Cron {
+                    expression,
+                    timezone: r.timezone,
+                },
+                (None, at) => JobSchedule::Once {
+                    at: at.unwrap_or_default(),
+                },
+            },
+            action: if r.kind == "prompt" {
+                JobAction::Prompt(r.action)
+            } else {
+                JobAction::Command(r.action)
+            },
+            paused: r.paused,
+            created_at: r.created_at,
+            next_run: r.next_run,
+            last_run: r.last_run,
+        }
+    }
+}
 
 fn job_from_row(r: &Row<'_>) -> rusqlite::Result<Job> {
-    let expression: Option<String> = r.get(3)?;
-    let timezone: String = r.get(4)?;
-    let once_at: Option<i64> = r.get(5)?;
-    let kind: String = r.get(6)?;
-    let text: String = r.get(7)?;
-    Ok(Job {
+    Ok(JobRow {
         id: r.get(0)?,
         workspace: r.get(1)?,
         name: r.get(2)?,
-        schedule: match (expression, once_at) {
-            (Some(expression), _) => JobSchedule::Cron {
-                expression,
-                timezone,
-            },
-            (None, at) => JobSchedule::Once {
-                at: at.unwrap_or_default(),
-            },
-        },
-        action: if kind == "prompt" {
-            JobAction::Prompt(text)
-        } else {
-            JobAction::Command(text)
-        },
+        expression: r.get(3)?,
+        timezone: r.get(4)?,
+        once_at: r.get(5)?,
+        kind: r.get(6)?,
+        action: r.get(7)?,
         paused: r.get::<_, i64>(8)? != 0,
         created_at: r.get(9)?,
         next_run: r.get(10)?,
         last_run: r.get(11)?,
-    })
+    }
+    .into())
 }
 
-const RUN_COLUMNS: &str = "id, job_id, scheduled_for, trigger, owner, started_at, finished_at, status, exit_code, output, missed";
+/// The columns of a run, in the order both stores select them.
+pub(crate) const RUN_COLUMNS: &str = "id, job_id, scheduled_for, trigger, owner, started_at, finished_at, status, exit_code, output, missed";
 
 fn run_from_row(r: &Row<'_>) -> rusqlite::Result<Run> {
     Ok(Run {
@@ -425,7 +458,8 @@ fn run_from_row(r: &Row<'_>) -> rusqlite::Result<Run> {
     })
 }
 
-fn schedule_columns(s: &JobSchedule) -> (Option<&str>, &str, Option<i64>) {
+/// The `expression`, `timezone` and `once_at` columns of a schedule.
+pub(crate) fn schedule_columns(s: &JobSchedule) -> (Option<&str>, &str, Option<i64>) {
     match s {
         JobSchedule::Cron {
             expression,

@@ -228,9 +228,9 @@ fn python_sdk_over_stdio_legacy() {
 }
 
 /// A `toolshed mcp --http` child, killed on drop.
-struct HttpServer {
+pub(crate) struct HttpServer {
     child: Child,
-    url: String,
+    pub(crate) url: String,
 }
 
 impl Drop for HttpServer {
@@ -242,12 +242,19 @@ impl Drop for HttpServer {
 
 impl HttpServer {
     fn start(ws: &Path, extra: &[&str]) -> HttpServer {
-        let mut child = Command::new(BIN)
-            .arg("--workspace")
+        let mut cmd = Command::new(BIN);
+        cmd.arg("--workspace")
             .arg(ws)
             .args(["mcp", "--http", "127.0.0.1:0"])
             .args(extra)
-            .env("XDG_CONFIG_HOME", ws.join(".no-user-config"))
+            .env("XDG_CONFIG_HOME", ws.join(".no-user-config"));
+        HttpServer::spawn(cmd)
+    }
+
+    /// Starts `cmd` (a `toolshed … mcp --http 127.0.0.1:0` command line) and waits for the
+    /// address it prints.
+    pub(crate) fn spawn(mut cmd: Command) -> HttpServer {
+        let mut child = cmd
             .env_remove("TOOLSHED_MCP_TOKEN")
             .env_remove("RUST_LOG")
             .stdin(Stdio::null())
@@ -271,7 +278,7 @@ impl HttpServer {
     }
 
     /// `127.0.0.1:PORT`.
-    fn authority(&self) -> &str {
+    pub(crate) fn authority(&self) -> &str {
         self.url
             .trim_start_matches("http://")
             .trim_end_matches("/mcp")

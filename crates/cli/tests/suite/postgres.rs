@@ -3,14 +3,15 @@
 //! `toolshed mcp --http` replicas serving each other's sessions. Runs when `TOOLSHED_TEST_PG`
 //! names a database (`.ci/run` starts one and requires it).
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use tool_core::pg::PgPool;
 
+use super::mcp::HttpServer;
 use super::{json, stderr, stdout, toolshed_raw};
 
 /// A fresh schema and a config file naming it, in a temp dir; the schema is dropped at the end.
@@ -194,18 +195,8 @@ fn a_bad_storage_url_is_a_sentence_without_the_password() {
     assert!(!err.contains("hunter2"), "{err}");
 }
 
-/// A `toolshed mcp --http` replica, killed on drop.
-struct Replica {
-    child: Child,
-    authority: String,
-}
-
-impl Drop for Replica {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+/// A `toolshed mcp --http` replica (the MCP tests' child server), killed on drop.
+struct Replica(HttpServer);
 
 impl Replica {
     fn start(ws: &Path, config: Option<&str>, data: &Path) -> Replica {
@@ -213,48 +204,26 @@ impl Replica {
         if let Some(c) = config {
             cmd.args(["--config", c]);
         }
-        let mut child = cmd
-            .arg("--workspace")
+        cmd.arg("--workspace")
             .arg(ws)
             .args(["mcp", "--http", "127.0.0.1:0"])
             .env("XDG_CONFIG_HOME", ws.join(".no-user-config"))
             .env("TOOLSHED_DATA_DIR", data)
-            .env("TOOLSHED_E2E_PG", database_url())
-            .env_remove("TOOLSHED_MCP_TOKEN")
-            .env_remove("RUST_LOG")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let url = loop {
-            let line = lines
-                .next()
-                .expect("toolshed mcp --http printed its address")
-                .unwrap();
-            if let Some(url) = line.strip_prefix("toolshed: serving MCP at ") {
-                break url.trim().to_string();
-            }
-        };
-        std::thread::spawn(move || lines.for_each(drop));
-        let authority = url
-            .trim_start_matches("http://")
-            .trim_end_matches("/mcp")
-            .to_string();
-        Replica { child, authority }
+            .env("TOOLSHED_E2E_PG", database_url());
+        Replica(HttpServer::spawn(cmd))
     }
 
     /// One JSON-RPC POST (HTTP/1.0, so the body ends at EOF); returns the status, the session
     /// header and the body.
     fn post(&self, session: Option<&str>, body: &str) -> (u16, Option<String>, String) {
-        let mut s = TcpStream::connect(&self.authority).unwrap();
+        let authority = self.0.authority();
+        let mut s = TcpStream::connect(authority).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
         let mut head = format!(
             "POST /mcp HTTP/1.0\r\nHost: {}\r\nContent-Type: application/json\r\n\
              Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-06-18\r\n\
              Content-Length: {}\r\n",
-            self.authority,
+            authority,
             body.len()
         );
         if let Some(id) = session {

@@ -104,22 +104,25 @@ impl Read for ChunkReader {
 
 impl Seek for ChunkReader {
     fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
-        let next = match to {
-            SeekFrom::Start(n) => Some(n),
-            SeekFrom::End(d) => self.size.checked_add_signed(d),
-            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
-        };
-        match next {
-            Some(n) => {
-                self.pos = n;
-                Ok(n)
-            }
-            None => Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "cannot seek before the start of the file",
-            )),
-        }
+        self.pos = seek_target(self.pos, self.size, to)?;
+        Ok(self.pos)
     }
+}
+
+/// Where a seek from `pos` in a file of `size` bytes lands (both virtual readers use it). Past
+/// the end is allowed, as for a file on disk; before the start is an error.
+pub(crate) fn seek_target(pos: u64, size: u64, to: SeekFrom) -> io::Result<u64> {
+    let next = match to {
+        SeekFrom::Start(n) => Some(n),
+        SeekFrom::End(d) => size.checked_add_signed(d),
+        SeekFrom::Current(d) => pos.checked_add_signed(d),
+    };
+    next.ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "cannot seek before the start of the file",
+        )
+    })
 }
 
 impl Drop for ChunkReader {
@@ -137,5 +140,31 @@ impl fmt::Debug for ChunkReader {
             .field("size", &self.size)
             .field("pos", &self.pos)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod seek_tests {
+    use std::io::SeekFrom;
+
+    use super::seek_target;
+
+    #[test]
+    fn seeks_land_where_a_file_on_disk_would_and_never_before_the_start() {
+        // (position, size, seek, landing or None for the error)
+        let cases = [
+            (5, 10, SeekFrom::Start(3), Some(3)),
+            (5, 10, SeekFrom::Start(20), Some(20)),
+            (5, 10, SeekFrom::End(-10), Some(0)),
+            (5, 10, SeekFrom::End(-11), None),
+            (5, 10, SeekFrom::End(4), Some(14)),
+            (5, 10, SeekFrom::Current(-5), Some(0)),
+            (5, 10, SeekFrom::Current(-6), None),
+            (u64::MAX, 10, SeekFrom::Current(1), None),
+        ];
+        for (pos, size, to, want) in cases {
+            let got = seek_target(pos, size, to).ok();
+            assert_eq!(got, want, "{pos} {size} {to:?}");
+        }
     }
 }

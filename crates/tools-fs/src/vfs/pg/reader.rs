@@ -10,6 +10,7 @@ use tool_core::pg::postgres::types::Type;
 use tool_core::workspace::Metadata;
 
 use super::{CHUNK, Inode, WINDOW, damaged, pg_error, pool_error};
+use crate::vfs::reader::seek_target;
 
 /// Reads a file lazily: the window of [`WINDOW`] chunks holding the position is fetched by one
 /// query (on a connection taken from the pool for that query only) when the position reaches
@@ -204,21 +205,8 @@ impl Read for PgReader {
 
 impl Seek for PgReader {
     fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
-        let next = match to {
-            SeekFrom::Start(n) => Some(n),
-            SeekFrom::End(d) => self.size.checked_add_signed(d),
-            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
-        };
-        match next {
-            Some(n) => {
-                self.pos = n;
-                Ok(n)
-            }
-            None => Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "cannot seek before the start of the file",
-            )),
-        }
+        self.pos = seek_target(self.pos, self.size, to)?;
+        Ok(self.pos)
     }
 }
 
