@@ -3,7 +3,7 @@
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::{docs, util};
+use crate::{docs, provision, util};
 
 /// How a step ended when it did not fail.
 enum Outcome {
@@ -11,10 +11,17 @@ enum Outcome {
     Skipped(&'static str),
 }
 
-type Step = (&'static str, fn() -> anyhow::Result<Outcome>);
+/// What the steps share: what `provision` set up for the tests and what it skipped.
+#[derive(Default)]
+struct Ci {
+    provisioned: provision::Provisioned,
+}
 
-const STEPS: [Step; 5] = [
+type Step = (&'static str, fn(&mut Ci) -> anyhow::Result<Outcome>);
+
+const STEPS: [Step; 6] = [
     ("fmt", fmt),
+    ("setup", setup),
     ("clippy", clippy),
     ("test", test),
     ("docs", docs_check),
@@ -24,10 +31,11 @@ const STEPS: [Step; 5] = [
 pub(crate) fn run() -> anyhow::Result<()> {
     let started = Instant::now();
     let mut summary = Vec::new();
+    let mut ci = Ci::default();
     for (name, step) in STEPS {
         println!("\n==> ci: {name}");
         let step_started = Instant::now();
-        let result = step();
+        let result = step(&mut ci);
         let took = format_duration(step_started.elapsed());
         let line = match &result {
             Ok(Outcome::Passed) => format!("ci: {name:<7} ok       {took}"),
@@ -37,124 +45,92 @@ pub(crate) fn run() -> anyhow::Result<()> {
         println!("{line}");
         summary.push(line);
         if let Err(err) = result {
-            print_summary(&summary, started.elapsed());
+            print_summary(&summary, &ci, started.elapsed());
             return Err(err.context(format!("ci step `{name}` failed")));
         }
     }
-    print_summary(&summary, started.elapsed());
+    print_summary(&summary, &ci, started.elapsed());
     Ok(())
 }
 
-fn print_summary(lines: &[String], total: Duration) {
+fn print_summary(lines: &[String], ci: &Ci, total: Duration) {
     println!("\n==> ci summary");
     for line in lines {
         println!("{line}");
     }
+    if ci.provisioned.skipped.is_empty() {
+        println!("ci: nothing skipped");
+    } else {
+        println!("ci: skipped (not a failure; each line says how to get it):");
+        for line in &ci.provisioned.skipped {
+            println!("  - {line}");
+        }
+    }
     println!("ci: total   {}", format_duration(total));
 }
 
-fn step(args: &[&str]) -> anyhow::Result<Outcome> {
+fn step(args: &[&str], ci: &Ci) -> anyhow::Result<Outcome> {
     let mut cmd = util::cargo(args);
+    ci.provisioned.apply(&mut cmd);
     println!("$ {}", util::display(&cmd));
     util::run_inherit(&mut cmd)?;
     Ok(Outcome::Passed)
 }
 
-fn fmt() -> anyhow::Result<Outcome> {
+fn fmt(ci: &mut Ci) -> anyhow::Result<Outcome> {
     // rustfmt does not read CARGO_TERM_COLOR; pass it on so CI logs have no escape codes.
     match std::env::var("CARGO_TERM_COLOR").as_deref() {
         Ok(color @ ("never" | "always" | "auto")) => {
-            step(&["fmt", "--all", "--", "--check", "--color", color])
+            step(&["fmt", "--all", "--", "--check", "--color", color], ci)
         }
-        _ => step(&["fmt", "--all", "--", "--check"]),
+        _ => step(&["fmt", "--all", "--", "--check"], ci),
     }
 }
 
-/// The cargo features CI builds with beyond the defaults: `tools-hw/screenshot` (xcap) when its
-/// system libraries and Xvfb are here. `XTASK_SCREENSHOT=1` demands it (`.ci/run` sets it, after
-/// installing the packages), `XTASK_SCREENSHOT=0` leaves it out; otherwise it is detected.
-fn features() -> anyhow::Result<Vec<&'static str>> {
-    const FEATURE: &str = "tools-hw/screenshot";
-    match std::env::var("XTASK_SCREENSHOT").as_deref() {
-        Ok("1") => return Ok(vec!["--features", FEATURE]),
-        Ok("0") => return Ok(Vec::new()),
-        Ok(other) => anyhow::bail!("XTASK_SCREENSHOT is `{other}`; set it to 1 or 0, or unset it"),
-        Err(_) => {}
-    }
-    let libraries = std::process::Command::new("pkg-config")
-        .args([
-            "--exists",
-            "libpipewire-0.3",
-            "xcb",
-            "wayland-client",
-            "gbm",
-        ])
-        .stdin(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    let xvfb = std::process::Command::new("Xvfb")
-        .arg("-help")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok();
-    if libraries && xvfb {
-        println!("screen capture libraries and Xvfb found: building with {FEATURE}");
-        Ok(vec!["--features", FEATURE])
-    } else {
-        println!(
-            "note: building without {FEATURE} (the screenshot tool): it needs the Debian packages \
-             libxcb1-dev libwayland-dev libgbm-dev libpipewire-0.3-dev libclang-dev and xvfb, \
-             which .ci/run installs"
-        );
-        Ok(Vec::new())
-    }
+/// Provisions what the tests need that cargo cannot (the Python MCP SDK) and detects the rest
+/// (PostgreSQL, the screenshot libraries, user namespaces); see `provision`.
+fn setup(ci: &mut Ci) -> anyhow::Result<Outcome> {
+    ci.provisioned = provision::run()?;
+    Ok(Outcome::Passed)
 }
 
-fn clippy() -> anyhow::Result<Outcome> {
+fn clippy(ci: &mut Ci) -> anyhow::Result<Outcome> {
     let mut args = vec!["clippy", "--workspace", "--all-targets", "--locked"];
-    args.extend(features()?);
+    args.extend(ci.provisioned.features.iter().copied());
     args.extend(["--", "-D", "warnings"]);
-    step(&args)
+    step(&args, ci)
 }
 
 /// Plain `cargo test` (which also runs doctests), so CI needs no extra tool. The environment,
-/// including `CI`, is inherited by the tests.
+/// including `CI`, is inherited by the tests, with what `setup` provisioned first on `PATH`.
 ///
 /// The store suites run each case on SQLite and, when `TOOLSHED_TEST_PG` names a database, on
 /// PostgreSQL too (`.ci/run` starts a cluster and sets it, with `TOOLSHED_REQUIRE_PG=1`).
-fn test() -> anyhow::Result<Outcome> {
-    if std::env::var_os("TOOLSHED_TEST_PG").is_none_or(|v| v.is_empty()) {
-        println!(
-            "note: TOOLSHED_TEST_PG is not set: the PostgreSQL half of the store suites is \
-             skipped; set it to postgres://USER:PASSWORD@HOST:PORT/DATABASE (.ci/run starts one)"
-        );
-    }
+fn test(ci: &mut Ci) -> anyhow::Result<Outcome> {
     let mut args = vec!["test", "--workspace", "--locked"];
-    args.extend(features()?);
-    step(&args)
+    args.extend(ci.provisioned.features.iter().copied());
+    step(&args, ci)
 }
 
-fn docs_check() -> anyhow::Result<Outcome> {
+fn docs_check(_: &mut Ci) -> anyhow::Result<Outcome> {
     docs::run(true)?;
     Ok(Outcome::Passed)
 }
 
-fn deny() -> anyhow::Result<Outcome> {
+fn deny(ci: &mut Ci) -> anyhow::Result<Outcome> {
     if std::env::var_os("XTASK_SKIP_DENY").is_some_and(|v| v == "1") {
         println!("XTASK_SKIP_DENY=1: not running cargo deny");
         return Ok(Outcome::Skipped("XTASK_SKIP_DENY=1"));
     }
     if !deny_installed() {
         println!("cargo-deny is not installed; installing it (this takes a few minutes)");
-        step(&["install", "--locked", "cargo-deny"])?;
+        step(&["install", "--locked", "cargo-deny"], ci)?;
     }
     println!(
         "note: the advisories check is skipped: the RustSec advisory database cannot be \
          fetched on this network, so only bans, licenses and sources are checked"
     );
-    step(&["deny", "check", "bans", "licenses", "sources"])
+    step(&["deny", "check", "bans", "licenses", "sources"], ci)
 }
 
 fn deny_installed() -> bool {

@@ -12,6 +12,7 @@ mod bench;
 mod ci;
 mod dist;
 mod docs;
+mod provision;
 mod release;
 mod util;
 
@@ -22,9 +23,13 @@ Usage: cargo xtask <TASK>
 
 Tasks:
   ci              Run every check CI runs, in order, stopping at the first failure:
-                  fmt, clippy, tests, docs --check, cargo deny (bans, licenses, sources).
-                  With the screenshot libraries and Xvfb present (or XTASK_SCREENSHOT=1),
-                  clippy and tests include tools-hw/screenshot.
+                  fmt, setup, clippy, tests, docs --check, cargo deny (bans, licenses,
+                  sources). setup provisions the Python MCP SDK in a virtual environment
+                  under target/xtask/ (once) and detects what needs system packages or a
+                  server: PostgreSQL (TOOLSHED_TEST_PG), the screenshot libraries with Xvfb
+                  (or XTASK_SCREENSHOT=1|0), user namespaces; what is missing is skipped
+                  with a line saying how to get it, and listed in the summary.
+                  XTASK_STRICT=1 makes any skip a failure (.ci/run sets it).
                   Installs cargo-deny if missing; set XTASK_SKIP_DENY=1 to skip that step.
   docs [--check]  Regenerate docs/tools.md from `toolshed tools --format json`;
                   with --check, fail if the committed file is out of date.

@@ -272,12 +272,17 @@ pub struct ShellConfig {
     pub env_allow: Option<Vec<String>>,
     /// Background jobs that may run at once (8).
     pub max_jobs: Option<usize>,
-    /// Run commands under Landlock and seccomp where the kernel has them (true).
+    /// Run commands under the sandbox (namespace view, Landlock, seccomp) where the kernel has
+    /// it (true).
     pub sandbox: Option<bool>,
+    /// Within the sandbox, the namespace view (true).
+    pub namespaces: Option<bool>,
     /// Without the sandbox, let low-risk commands run without asking (false).
     pub allow_unsandboxed: Option<bool>,
     /// The most processes and threads one command may have at once (512); contains fork bombs.
     pub max_processes: Option<u32>,
+    /// The largest file one command may write, in bytes (4 GiB; RLIMIT_FSIZE).
+    pub max_file_bytes: Option<u64>,
 }
 
 /// `[policy]`.
@@ -314,6 +319,9 @@ pub struct PolicyConfig {
     /// Whether writes inside `.git/` are allowed.
     #[serde(default)]
     pub allow_git_internals: bool,
+    /// Paths (relative to each writable root) no tool writes; the shell sees them read-only.
+    #[serde(default)]
+    pub protected_paths: Vec<String>,
     /// Extra directories tools may read.
     #[serde(default)]
     pub readable_roots: Vec<PathBuf>,
@@ -339,6 +347,7 @@ impl Default for PolicyConfig {
             allow_http: false,
             allowed_devices: Vec::new(),
             allow_git_internals: false,
+            protected_paths: Vec::new(),
             readable_roots: Vec::new(),
             writable_roots: Vec::new(),
         }
@@ -418,6 +427,7 @@ impl Config {
         policy.allow_http = p.allow_http;
         policy.allowed_devices = p.allowed_devices.clone();
         policy.allow_git_internals = p.allow_git_internals;
+        policy.protected_paths = p.protected_paths.clone();
         Ok(policy)
     }
 
@@ -434,11 +444,17 @@ impl Config {
         if let Some(v) = s.sandbox {
             c.sandbox = v;
         }
+        if let Some(v) = s.namespaces {
+            c.namespaces = v;
+        }
         if let Some(v) = s.allow_unsandboxed {
             c.allow_unsandboxed = v;
         }
         if let Some(v) = s.max_processes {
             c.max_processes = Some(v);
+        }
+        if let Some(v) = s.max_file_bytes {
+            c.max_file_bytes = Some(v);
         }
         c
     }

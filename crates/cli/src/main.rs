@@ -4,6 +4,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod agent_cmd;
+mod doctor;
 mod mcp_cmd;
 mod tour;
 
@@ -99,6 +100,12 @@ enum Command {
     Sessions,
     /// A guided five-minute tour in a temporary workspace: list, call, and see a refusal.
     Tour,
+    /// Which layers of the shell's sandbox hold on this machine (namespaces, Landlock,
+    /// seccomp, process and file limits), and why a missing one is missing.
+    ///
+    /// Exit status: 0 when every layer holds, 1 when one does not (then supervised mode asks
+    /// before every command).
+    Doctor,
     /// Scheduled jobs: `toolshed cron daemon` runs the jobs of this workspace as they fall due.
     #[command(subcommand)]
     Cron(CronCommand),
@@ -164,6 +171,9 @@ fn emit(args: std::fmt::Arguments<'_>) {
 }
 
 fn main() -> ExitCode {
+    // Before any secret is read: no process of the same user (every command a tool starts)
+    // may read this one's memory or /proc/PID/environ.
+    tool_core::process::harden_self();
     let cli = Cli::parse();
     init_logging(cli.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -268,6 +278,16 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             mcp_cmd::run(&cli.workspace, cli.config.as_deref(), cli.profile, args).await
         }
         Command::Tour => tour::run().await,
+        Command::Doctor => {
+            let (config, _) = Config::load(cli.config.as_deref(), &cli.workspace)?;
+            let (text, full) = doctor::report(&cli.workspace, &config.shell_config()).await?;
+            out!("{text}");
+            Ok(if full {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
         Command::Run { task, args } => {
             agent_cmd::run(
                 &cli.workspace,

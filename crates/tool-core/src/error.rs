@@ -141,13 +141,24 @@ pub struct ApprovalRequest {
     pub summary: Vec<String>,
     /// Why the policy asks rather than allows.
     pub reason: String,
+    /// The `[policy.rules]` lines that would allow this call without asking.
+    pub rules: Vec<String>,
 }
 
 impl ApprovalRequest {
     fn refusal_message(&self) -> String {
+        let rules = if self.rules.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ", or allow such calls in their own configuration under [policy.rules] with {}",
+                self.rules.join(" and ")
+            )
+        };
         format!(
-            "`{}` needs approval ({}): {}. No one could be asked here; re-run with --yes to approve, \
-             or change the policy in toolshed.toml.",
+            "`{}` needs approval ({}): {}. No one could be asked here. Ask the user: they can \
+             approve it (toolshed call --yes, or an MCP client that answers approval \
+             requests){rules}.",
             self.tool,
             self.reason,
             self.summary.join("; ")

@@ -155,6 +155,35 @@ impl fmt::Display for Access {
     }
 }
 
+/// The `[policy.rules]` line that allows exactly this access of `tool`: the subject with the
+/// glob characters escaped, as a TOML string.
+fn rule_line(tool: &str, access: &Access) -> String {
+    let mut pattern = String::new();
+    for c in access.subject().chars() {
+        match c {
+            '*' | '?' | '[' | ']' | '{' | '}' => {
+                pattern.push('[');
+                pattern.push(c);
+                pattern.push(']');
+            }
+            _ => pattern.push(c),
+        }
+    }
+    let key = format!("{tool}({pattern})");
+    let mut quoted = String::from('"');
+    for c in key.chars() {
+        match c {
+            '"' => quoted.push_str("\\\""),
+            '\\' => quoted.push_str("\\\\"),
+            '\n' => quoted.push_str("\\n"),
+            c if c.is_control() => quoted.push_str(&format!("\\u{:04X}", c as u32)),
+            c => quoted.push(c),
+        }
+    }
+    quoted.push('"');
+    format!("{quoted} = \"allow\"")
+}
+
 /// A per-tool rule such as `shell(git status*)` or `file_write(src/**)`.
 #[derive(Debug, Clone)]
 pub struct Rule {
@@ -265,6 +294,9 @@ pub struct Verdict {
     pub reason: String,
     /// The accesses that made the decision what it is.
     pub accesses: Vec<String>,
+    /// For an `Ask`: the `[policy.rules]` lines that would allow those accesses without asking,
+    /// for the user's own configuration.
+    pub rules: Vec<String>,
 }
 
 /// Pure data describing what a model may do, plus [`Policy::decide`].
@@ -303,6 +335,10 @@ pub struct Policy {
     pub allowed_devices: Vec<PathBuf>,
     /// Whether writes inside `.git/` directories (hooks, config) are allowed.
     pub allow_git_internals: bool,
+    /// Paths, relative to each writable root, that no tool writes or deletes (beside `.git`
+    /// internals and [`Policy::BUILT_IN_PROTECTED`]): matched as the path itself or a directory
+    /// above it, ignoring ASCII case. The shell's sandbox mounts the existing ones read-only.
+    pub protected_paths: Vec<String>,
 }
 
 impl Policy {
@@ -319,7 +355,28 @@ impl Policy {
             allow_http: false,
             allowed_devices: Vec::new(),
             allow_git_internals: false,
+            protected_paths: Vec::new(),
         }
+    }
+
+    /// Toolshed's own configuration in a workspace: written by no tool, so that a model cannot
+    /// widen the policy of the next start.
+    pub const BUILT_IN_PROTECTED: &[&str] = &["toolshed.toml", ".toolshed"];
+
+    /// The protected path (built in or configured) that `path` is, or is inside, if any.
+    pub fn protected(&self, path: &WsPath) -> Option<String> {
+        let rel = path.rel();
+        Self::BUILT_IN_PROTECTED
+            .iter()
+            .map(|p| p.to_string())
+            .chain(self.protected_paths.iter().cloned())
+            .find(|p| {
+                let p = p.trim_matches('/');
+                !p.is_empty()
+                    && rel.len() >= p.len()
+                    && rel.as_bytes()[..p.len()].eq_ignore_ascii_case(p.as_bytes())
+                    && (rel.len() == p.len() || rel.as_bytes()[p.len()] == b'/')
+            })
     }
 
     /// Reads only.
@@ -350,24 +407,34 @@ impl Policy {
         let mut decision = Decision::Allow;
         let mut reasons: Vec<String> = Vec::new();
         let mut culprits: Vec<String> = Vec::new();
+        let mut rules: Vec<String> = Vec::new();
         for access in accesses {
             let (d, why) = self.decide_one(tool, access);
             if d > decision {
                 decision = d;
                 reasons.clear();
                 culprits.clear();
+                rules.clear();
             }
             if d == decision && d != Decision::Allow {
                 if !reasons.contains(&why) {
                     reasons.push(why);
                 }
                 culprits.push(access.to_string());
+                let line = rule_line(tool, access);
+                if !rules.contains(&line) {
+                    rules.push(line);
+                }
             }
+        }
+        if decision != Decision::Ask {
+            rules.clear();
         }
         Verdict {
             decision,
             reason: reasons.join("; "),
             accesses: culprits,
+            rules,
         }
     }
 
@@ -425,6 +492,17 @@ impl Policy {
                 Decision::Deny,
                 format!(
                     "{path} is inside a .git directory (hooks and config run programs); use the git tools, or set policy.allow_git_internals"
+                ),
+            );
+        }
+
+        if let Access::Write(path) | Access::Delete { path, .. } = access
+            && let Some(p) = self.protected(path)
+        {
+            return (
+                Decision::Deny,
+                format!(
+                    "{path} is a protected path (`{p}`: Toolshed's configuration or policy.protected_paths), which no tool changes; the user edits it outside Toolshed"
                 ),
             );
         }

@@ -1,16 +1,23 @@
-//! The one way tools start programs: own process group, scrubbed environment, closed stdin,
-//! bounded output, and the whole group killed on timeout, cancellation or drop — together with
-//! descendants that left the group (`setsid`, double forks), found through `/proc` with Toolshed
-//! as their subreaper (module `contain`). On Linux a child can also run in an OS
-//! sandbox ([`Sandbox`]): Landlock for writes, seccomp for network sockets. A run can be capped
+//! The one way tools start programs: own session (so no controlling terminal) and process
+//! group, scrubbed environment, closed stdin, bounded output, a bound on the size of any file
+//! written ([`ProcessSpec::max_file_bytes`], `RLIMIT_FSIZE`), and the whole group killed on
+//! timeout, cancellation or drop — together with descendants that left the group (`setsid`,
+//! double forks), found through `/proc` with Toolshed as their subreaper (module `contain`). On
+//! Linux a child can also run in an OS sandbox ([`Sandbox`]): a namespace view of the machine,
+//! Landlock for writes, seccomp for network sockets and terminal injection. A run can be capped
 //! to a number of processes ([`ProcessSpec::max_processes`]): a per-run pids cgroup where one is
 //! writable, else RLIMIT_NPROC, and the result ([`PidsStatus`]) says which.
+//!
+//! The first spawn also makes this process non-dumpable ([`harden_self`]), so that no child
+//! running as the same user can read its memory or `/proc/PID/environ` (API keys, tokens).
 
 // This module is the process helper every tool goes through: it is where programs start and /proc
 // and cgroup files are read.
 #![allow(clippy::disallowed_methods)]
 
 mod contain;
+#[cfg(target_os = "linux")]
+mod namespace;
 mod pids;
 mod sandbox;
 
@@ -70,6 +77,9 @@ pub struct ProcessSpec {
     /// Enforce `max_processes` with a per-run pids cgroup when one is writable (true), or go
     /// straight to RLIMIT_NPROC (false).
     pub pids_cgroup: bool,
+    /// The largest file the run may write (`RLIMIT_FSIZE`: a bigger write fails with `EFBIG`
+    /// and the writer gets `SIGXFSZ`). `None` sets no limit.
+    pub max_file_bytes: Option<u64>,
 }
 
 impl ProcessSpec {
@@ -87,6 +97,7 @@ impl ProcessSpec {
             mark_descendants: false,
             max_processes: None,
             pids_cgroup: true,
+            max_file_bytes: None,
         }
     }
 
@@ -321,6 +332,25 @@ pub struct Spawned {
     started: Instant,
 }
 
+/// Makes this process non-dumpable (`PR_SET_DUMPABLE` 0), once: processes of the same user —
+/// every child a tool starts — can then neither attach to it nor read its memory or its
+/// `/proc/PID/environ`, where provider keys and database URLs live. Called by the first
+/// [`spawn`]; programs should call it at start too, before they read secrets.
+pub fn harden_self() -> bool {
+    static DONE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *DONE.get_or_init(|| {
+        #[cfg(target_os = "linux")]
+        {
+            rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)
+                .is_ok()
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            false
+        }
+    })
+}
+
 /// The private temporary directory of a sandboxed child.
 fn make_private_tmp() -> Option<PathBuf> {
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -350,12 +380,13 @@ fn next_marker() -> String {
     )
 }
 
-/// The command for `spec`, with the child hooks installed (pids containment first: the
-/// cgroup is joined before anything else runs in the child).
+/// The command for `spec`, with the child hooks installed, in this order: the pids cgroup is
+/// joined before anything else runs; then a new session and the file-size limit; then the
+/// namespace view (which forks); then Landlock and seccomp, which forbid mounting.
 fn command(
     spec: &ProcessSpec,
     marker: Option<&str>,
-    private_tmp: Option<&std::path::Path>,
+    tmpdir: Option<&std::path::Path>,
     sandbox: Option<&sandbox::Prepared>,
     pids: Option<&pids::Prepared>,
 ) -> tokio::process::Command {
@@ -366,7 +397,6 @@ fn command(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true);
     for key in &spec.env_allow {
         if let Some(v) = std::env::var_os(key) {
@@ -381,7 +411,7 @@ fn command(
     {
         cmd.env(k, v);
     }
-    if let Some(tmp) = private_tmp {
+    if let Some(tmp) = tmpdir {
         cmd.env("TMPDIR", tmp);
     }
     if let Some(p) = pids {
@@ -392,8 +422,36 @@ fn command(
             cmd.pre_exec(p.child_hook());
         }
     }
+    let fsize = spec.max_file_bytes;
+    // SAFETY: setsid and setrlimit are raw syscalls on stack data; no allocation, no locks.
+    #[allow(unsafe_code)]
+    unsafe {
+        cmd.pre_exec(move || {
+            // A session of its own: the child has no controlling terminal, so it cannot type
+            // into (TIOCSTI) or read from the terminal Toolshed was started from. It is also
+            // the leader of a new process group with its own pid, which is what the killer
+            // signals.
+            rustix::process::setsid()?;
+            if let Some(max) = fsize {
+                let limit = rustix::process::Rlimit {
+                    current: Some(max),
+                    maximum: Some(max),
+                };
+                rustix::process::setrlimit(rustix::process::Resource::Fsize, limit)?;
+            }
+            Ok(())
+        });
+    }
     #[cfg(target_os = "linux")]
     if let Some(p) = sandbox {
+        if let Some(hook) = p.view_hook() {
+            // SAFETY: see `namespace::Prepared::enter`: raw syscalls on data laid out before
+            // the fork; the process that forks there never returns into Rust code.
+            #[allow(unsafe_code)]
+            unsafe {
+                cmd.pre_exec(hook);
+            }
+        }
         // SAFETY: see `Prepared::child_hook`: only raw syscalls on data prepared before
         // the fork run in the child; no allocation, no locks.
         #[allow(unsafe_code)]
@@ -420,15 +478,42 @@ pub fn spawn(
             "could not become a child subreaper; escapees are found while tracked only"
         );
     }
+    harden_self();
     let marker = spec.mark_descendants.then(next_marker);
     let private_tmp = spec.sandbox.as_ref().and_then(|_| make_private_tmp());
     let prepared = spec.sandbox.as_ref().map(|sandbox| {
-        let mut sandbox = sandbox.clone();
         if let Some(tmp) = &private_tmp {
-            sandbox.writable.push(tmp.clone());
+            // In the view, `tmp/` is the child's /tmp, `home/` its empty $HOME, `shm/` its
+            // /dev/shm.
+            for sub in ["tmp", "home", "shm"] {
+                let _ = std::fs::create_dir(tmp.join(sub));
+            }
         }
-        sandbox::prepare(&sandbox)
+        let home = spec
+            .env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "HOME")
+            .map(|(_, v)| PathBuf::from(v))
+            .or_else(|| {
+                spec.env_allow
+                    .iter()
+                    .any(|k| k == "HOME")
+                    .then(|| std::env::var_os("HOME").map(PathBuf::from))
+                    .flatten()
+            });
+        let place = sandbox::Placement {
+            cwd: spec.cwd.clone(),
+            private_tmp: private_tmp.clone(),
+            home,
+        };
+        sandbox::prepare(sandbox, &place)
     });
+    let tmpdir: Option<PathBuf> = match (&prepared, &private_tmp) {
+        (Some(p), Some(_)) if p.in_view => Some(PathBuf::from("/tmp")),
+        (_, Some(tmp)) => Some(tmp.clone()),
+        _ => None,
+    };
     let mut pids = spec
         .max_processes
         .map(|max| pids::prepare(max, spec.pids_cgroup));
@@ -437,7 +522,7 @@ pub fn spawn(
         command(
             spec,
             marker.as_deref(),
-            private_tmp.as_deref(),
+            tmpdir.as_deref(),
             prepared.as_ref(),
             pids,
         )

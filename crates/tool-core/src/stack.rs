@@ -288,6 +288,7 @@ impl Stack {
                     tool: name.to_string(),
                     summary: verdict.accesses.clone(),
                     reason: verdict.reason.clone(),
+                    rules: verdict.rules.clone(),
                 };
                 match self.approver.approve(&request).await {
                     Approval::Approved => trace.approved = true,

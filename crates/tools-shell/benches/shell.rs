@@ -196,7 +196,11 @@ fn shell_rows(
             tools_shell::Config::default().with_sandbox(false),
         ),
         (
-            "`shell` `true`: defaults (Landlock + seccomp + process limit)",
+            "`shell` `true`: Landlock + seccomp + process limit, no namespaces",
+            tools_shell::Config::default().with_namespaces(false),
+        ),
+        (
+            "`shell` `true`: defaults (namespace view + Landlock + seccomp + process limit)",
             tools_shell::Config::default(),
         ),
     ];
@@ -267,7 +271,10 @@ fn shell_rows(
             "sandbox of the default row: {}; {}",
             s["sandbox"]["landlock"]
                 .as_str()
-                .map(|l| format!("landlock {l}, seccomp {}", s["sandbox"]["seccomp"]))
+                .map(|l| format!(
+                    "namespaces {}, landlock {l}, seccomp {}",
+                    s["sandbox"]["namespaces"], s["sandbox"]["seccomp"]
+                ))
                 .unwrap_or_else(|| "none".into()),
             s["pids"].as_str().unwrap_or("pids: no status")
         ));

@@ -51,8 +51,12 @@ pub struct Config {
     pub job_buffer_bytes: usize,
     /// The longest command line accepted.
     pub max_command_bytes: usize,
-    /// Run commands under the OS sandbox (Landlock, seccomp) where the kernel has it.
+    /// Run commands under the OS sandbox (the namespace view, Landlock, seccomp) where the
+    /// kernel has it.
     pub sandbox: bool,
+    /// Within the sandbox, run in the namespace view (a filesystem built from an allow list,
+    /// PID namespace, no terminal) where the kernel allows unprivileged user namespaces.
+    pub namespaces: bool,
     /// When the sandbox is off or the kernel lacks it, whether low-risk commands still run
     /// without asking. By default they count as medium risk then, so supervised mode asks.
     pub allow_unsandboxed: bool,
@@ -62,7 +66,12 @@ pub struct Config {
     pub max_processes: Option<u32>,
     /// Use a pids cgroup for `max_processes` when one is writable (else RLIMIT_NPROC only).
     pub pids_cgroup: bool,
+    /// The largest file one command may write (`RLIMIT_FSIZE`); `None` sets no limit.
+    pub max_file_bytes: Option<u64>,
 }
+
+/// The default of [`Config::max_file_bytes`]: 4 GiB, room for any build artefact.
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 4 << 30;
 
 /// The default of [`Config::max_processes`]: threads count too, so a parallel build needs room.
 pub const DEFAULT_MAX_PROCESSES: u32 = 512;
@@ -78,9 +87,11 @@ impl Default for Config {
             job_buffer_bytes: 1024 * 1024,
             max_command_bytes: 16 * 1024,
             sandbox: true,
+            namespaces: true,
             allow_unsandboxed: false,
             max_processes: Some(DEFAULT_MAX_PROCESSES),
             pids_cgroup: true,
+            max_file_bytes: Some(DEFAULT_MAX_FILE_BYTES),
         }
     }
 }
@@ -89,6 +100,12 @@ impl Config {
     /// The defaults with the OS sandbox switched on or off.
     pub fn with_sandbox(mut self, on: bool) -> Config {
         self.sandbox = on;
+        self
+    }
+
+    /// The defaults with the namespace view on or off (Landlock and seccomp stay).
+    pub fn with_namespaces(mut self, on: bool) -> Config {
+        self.namespaces = on;
         self
     }
 

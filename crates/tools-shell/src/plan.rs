@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use tool_core::process::{SandboxStatus, probe_sandbox};
+use tool_core::process::{Sandbox, SandboxStatus, probe_sandbox};
 use tool_core::workspace::FileKind;
-use tool_core::{Access, Risk, ToolContext, ToolError, WsPath};
+use tool_core::{Access, Autonomy, Risk, ToolContext, ToolError, WsPath};
 
 use crate::Config;
 use crate::analyze::{Analysis, TargetKind, analyze};
@@ -18,8 +18,51 @@ pub(crate) struct Plan {
     pub(crate) accesses: Vec<Access>,
     /// The working directory on disk.
     pub(crate) cwd: PathBuf,
-    /// Directories the sandbox lets the command write beneath.
-    pub(crate) writable: Vec<PathBuf>,
+    /// The sandbox the command runs in.
+    pub(crate) sandbox: Sandbox,
+}
+
+/// Paths of every writable root that no command writes (mounted read-only in the sandbox):
+/// git's directory, whose config and hooks run programs, and Toolshed's own configuration.
+pub(crate) const PROTECTED: &[&str] = &[".git", "toolshed.toml", ".toolshed"];
+
+/// The parts of `.git` that stay read-only even when a command was allowed to write the
+/// repository (`git commit` in the shell, approved): what runs programs.
+pub(crate) const GIT_PROTECTED: &[&str] = &[".git/config", ".git/hooks", ".git/info"];
+
+/// Where programs are looked for, besides the child's own `PATH`, when masking denied ones.
+const PROGRAM_DIRS: &[&str] = &[
+    "/usr/local/sbin",
+    "/usr/local/bin",
+    "/usr/sbin",
+    "/usr/bin",
+    "/sbin",
+    "/bin",
+];
+
+/// Every file a denied program name can be run from: the name in each `PATH` directory (and
+/// the usual system directories), or the path itself when the entry is a path.
+fn masked_programs(denied: &[String], env_allow: &[String]) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = PROGRAM_DIRS.iter().map(PathBuf::from).collect();
+    if env_allow.iter().any(|k| k == "PATH")
+        && let Some(path) = std::env::var_os("PATH")
+    {
+        dirs.extend(std::env::split_paths(&path).filter(|d| d.is_absolute()));
+    }
+    let mut out: Vec<PathBuf> = Vec::new();
+    for entry in denied {
+        let candidates: Vec<PathBuf> = if entry.contains('/') {
+            vec![PathBuf::from(entry)]
+        } else {
+            dirs.iter().map(|d| d.join(entry)).collect()
+        };
+        for c in candidates {
+            if c.is_absolute() && !out.contains(&c) {
+                out.push(c);
+            }
+        }
+    }
+    out
 }
 
 /// What the kernel offers, probed once per process.
@@ -116,19 +159,39 @@ pub(crate) fn plan(
         },
     );
 
-    let writable = ctx
-        .workspace
-        .roots()
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| r.writable)
-        .filter_map(|(i, _)| ctx.workspace.backend().local_dir(i).map(PathBuf::from))
-        .collect();
+    let dirs = |writable: bool| -> Vec<PathBuf> {
+        ctx.workspace
+            .roots()
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.writable == writable)
+            .filter_map(|(i, _)| ctx.workspace.backend().local_dir(i).map(PathBuf::from))
+            .collect()
+    };
+    let writable = dirs(true);
+    let mut sandbox = Sandbox::new(writable.clone(), analysis.network);
+    sandbox.namespaces = config.namespaces;
+    sandbox.readable = dirs(false);
+    // A command that writes the repository asks in supervised mode; once approved (or allowed
+    // by the user's rules) it may write `.git`, but not what runs programs. Full autonomy asks
+    // nothing, so there `.git` stays read-only unless the user allowed git internals.
+    let git_allowed = writes_git(&analysis)
+        && (ctx.policy.autonomy == Autonomy::Supervised || ctx.policy.allow_git_internals);
+    for root in &writable {
+        let names = PROTECTED
+            .iter()
+            .filter(|p| !(git_allowed && **p == ".git"))
+            .chain(GIT_PROTECTED.iter().filter(|_| git_allowed))
+            .map(|p| p.to_string())
+            .chain(ctx.policy.protected_paths.iter().cloned());
+        sandbox.protected.extend(names.map(|n| root.join(n)));
+    }
+    sandbox.masked = masked_programs(&ctx.policy.denied_commands, &config.env_allow);
     Ok(Plan {
         analysis,
         accesses,
         cwd: cwd_path,
-        writable,
+        sandbox,
     })
 }
 
@@ -198,4 +261,14 @@ fn refuse_symlink(ctx: &ToolContext, p: &WsPath) -> Result<(), ToolError> {
         )));
     }
     Ok(())
+}
+
+/// Whether a command of the analysis writes the repository (`git commit`, `git add` …): then,
+/// when the policy allows writes inside `.git`, the sandbox leaves `.git` writable but for its
+/// config, hooks and `info/`.
+fn writes_git(analysis: &Analysis) -> bool {
+    analysis
+        .commands
+        .iter()
+        .any(|c| c.program == "git" && c.risk >= Risk::Medium)
 }

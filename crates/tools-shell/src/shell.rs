@@ -4,7 +4,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
-use tool_core::process::{PidsStatus, ProcessSpec, Sandbox, SandboxStatus, run};
+use tool_core::process::{PidsStatus, ProcessSpec, SandboxStatus, run};
 use tool_core::schemars::{self, JsonSchema};
 use tool_core::{Access, Annotations, Tool, ToolContext, ToolError, ToolOutput};
 
@@ -24,7 +24,7 @@ const MARGIN: Duration = Duration::from_secs(5);
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ShellArgs {
-    /// The command line, run by `/bin/sh -c` (POSIX sh: no bash-only syntax).
+    /// The command line, run by `bash -c` (`/bin/sh -c` where bash is not installed).
     pub command: String,
     /// The working directory, relative to the workspace root (default: the root).
     pub cwd: Option<String>,
@@ -37,7 +37,19 @@ pub struct ShellArgs {
     pub background: bool,
 }
 
-/// `shell`: a policy-checked, sandboxed, timed `/bin/sh -c`.
+/// The shell commands run in: bash, what models write and what the analyzer parses, where it
+/// is installed; POSIX `sh` otherwise.
+pub(crate) fn shell_program() -> &'static str {
+    static SHELL: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+    SHELL.get_or_init(|| {
+        ["/bin/bash", "/usr/bin/bash"]
+            .into_iter()
+            .find(|p| std::path::Path::new(p).exists())
+            .unwrap_or("/bin/sh")
+    })
+}
+
+/// `shell`: a policy-checked, sandboxed, timed `bash -c`.
 #[derive(Debug, Clone)]
 pub struct Shell {
     config: Config,
@@ -51,16 +63,23 @@ impl Shell {
     }
 
     fn spec(&self, plan: &Plan, args: &ShellArgs, max_output: usize) -> ProcessSpec {
-        let mut spec = ProcessSpec::new("/bin/sh", &plan.cwd)
+        let mut spec = ProcessSpec::new(shell_program(), &plan.cwd)
             .arg("-c")
             .arg(&args.command);
         spec.env_allow = self.config.env_allow.clone();
         spec.env.extend(
             [
-                // No pager, no editor, no password prompt: nothing may wait for a terminal.
+                // No pager, no editor, no password prompt: nothing may wait for a terminal, and
+                // no entry point that opens an editor runs a program of the command's choosing.
                 ("PAGER", "cat"),
                 ("GIT_PAGER", "cat"),
-                ("GIT_EDITOR", "true"),
+                ("MANPAGER", "cat"),
+                ("SYSTEMD_PAGER", "cat"),
+                ("LESSSECURE", "1"),
+                ("EDITOR", "false"),
+                ("VISUAL", "false"),
+                ("GIT_EDITOR", "false"),
+                ("GIT_SEQUENCE_EDITOR", "false"),
                 ("GIT_TERMINAL_PROMPT", "0"),
                 // A directory that merely looks like a bare repository (planted by a model through
                 // file writes) must not be used implicitly: its config could run programs.
@@ -75,11 +94,9 @@ impl Shell {
         spec.mark_descendants = true;
         spec.max_processes = self.config.max_processes;
         spec.pids_cgroup = self.config.pids_cgroup;
+        spec.max_file_bytes = self.config.max_file_bytes;
         if self.config.sandbox {
-            spec.sandbox = Some(Sandbox {
-                writable: plan.writable.clone(),
-                allow_network: plan.analysis.network,
-            });
+            spec.sandbox = Some(plan.sandbox.clone());
         }
         spec
     }
@@ -128,12 +145,13 @@ impl Tool for Shell {
     type Args = ShellArgs;
 
     fn description(&self) -> String {
-        "Run a shell command with /bin/sh -c in the workspace and return its exit code and \
+        "Run a shell command with bash -c in the workspace and return its exit code and \
          combined stdout and stderr (kept on failure; head and tail kept when longer than 64 KiB). \
          The command is parsed and every program in it is checked against the policy: commands \
          that cannot be fully analysed (eval, source, functions, computed program names) are \
-         refused. Writes are allowed only inside the workspace and a private temporary directory \
-         ($TMPDIR); network access only for recognised network commands the policy allows. \
+         refused. It runs in a sandbox that sees the system directories read-only, the \
+         workspace read-write except .git and toolshed.toml, a private /tmp and an empty $HOME; \
+         network access only for recognised network commands the policy allows. \
          timeout_secs (default 60, at most 600) kills the command and everything it started; \
          a timed-out command returns the output so far with `killed after N s`. With \
          background=true, returns a job id at once: poll it with job_output, stop it with \

@@ -145,9 +145,10 @@ impl WsPath {
         self.writable
     }
 
-    /// Whether any component is `.git`: writes there can plant hooks or config.
+    /// Whether any component is `.git` (in any ASCII case: on a case-insensitive mount `.GIT`
+    /// is the same directory): writes there can plant hooks or config.
     pub fn is_git_internal(&self) -> bool {
-        self.rel.split('/').any(|c| c == ".git")
+        self.rel.split('/').any(|c| c.eq_ignore_ascii_case(".git"))
     }
 
     /// The last component, if any.

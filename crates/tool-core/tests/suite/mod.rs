@@ -3,6 +3,8 @@
 
 mod confinement;
 mod layers;
+#[cfg(target_os = "linux")]
+mod namespace;
 mod policy;
 mod process;
 mod schema;

@@ -425,10 +425,7 @@ async fn sandbox_confines_writes_and_sockets() {
     );
     for allow_network in [false, true] {
         let mut spec = sh(&fx, &script);
-        spec.sandbox = Some(Sandbox {
-            writable: vec![fx.root.clone()],
-            allow_network,
-        });
+        spec.sandbox = Some(Sandbox::new(vec![fx.root.clone()], allow_network));
         let out = run(spec, &ctx(&fx)).await.unwrap();
         let status = out.sandbox.clone().expect("a status");
         assert!(out.output.contains("inside-ok"), "{out:?}");
@@ -445,9 +442,9 @@ async fn sandbox_confines_writes_and_sockets() {
         assert_eq!(
             status.seccomp,
             if allow_network {
-                "network allowed by policy"
+                "network allowed by policy; terminal injection blocked"
             } else {
-                "network blocked"
+                "network blocked; terminal injection blocked"
             }
         );
     }

@@ -10,7 +10,7 @@ use super::{Fixture, assert_gone, assert_gone_async, read_pid, text};
 
 #[tokio::test]
 async fn start_poll_list_kill() {
-    let fx = Fixture::new();
+    let fx = Fixture::host_pids();
     let out = fx
         .call(
             Policy::full(),
@@ -112,7 +112,11 @@ async fn background_jobs_still_go_through_the_policy() {
 
 #[tokio::test]
 async fn concurrency_cap_and_timeout() {
-    let fx = Fixture::with_config(&tools_shell::Config::default().with_max_jobs(1));
+    let fx = Fixture::with_config(
+        &tools_shell::Config::default()
+            .with_max_jobs(1)
+            .with_namespaces(false),
+    );
     let first = fx
         .call(
             Policy::full(),
@@ -156,7 +160,7 @@ async fn concurrency_cap_and_timeout() {
 /// zombie.
 #[tokio::test]
 async fn jobs_die_with_the_registry() {
-    let fx = Fixture::new();
+    let fx = Fixture::host_pids();
     let out = fx
         .call(
             Policy::full(),

@@ -27,6 +27,14 @@ impl Fixture {
         Fixture::with_config(&tools_shell::Config::default())
     }
 
+    /// Commands run without the namespace view (Landlock and seccomp stay), so the pids they
+    /// print are the machine's: for the tests that watch processes die from outside. Inside the
+    /// view, the PID namespace ends every process when the command ends (tool-core's
+    /// namespace tests check that).
+    pub(crate) fn host_pids() -> Fixture {
+        Fixture::with_config(&tools_shell::Config::default().with_namespaces(false))
+    }
+
     pub(crate) fn with_config(config: &tools_shell::Config) -> Fixture {
         let dir = tempfile::tempdir().expect("tempdir");
         let base = std::fs::canonicalize(dir.path()).expect("canonicalize");

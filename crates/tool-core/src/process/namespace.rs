@@ -1,0 +1,743 @@
+//! The namespace view of a sandboxed child on Linux: a new user, mount, PID and IPC namespace
+//! (and a network namespace when the run may not use the network), in which the filesystem is
+//! built from an allow list.
+//!
+//! The view holds: the system directories read-only (`/usr`, `/etc`, the `/bin` and `/lib`
+//! links or directories, `/opt`), the readable roots read-only, the writable roots read-write
+//! with their protected paths (`.git`, `toolshed.toml`, …) read-only on top, a private `/tmp`,
+//! an empty private `$HOME`, a fresh `/proc` of the new PID namespace (the parent is not in it),
+//! and a `/dev` with `null`, `zero`, `full`, `random` and `urandom` only (no terminal). Programs
+//! on the deny list are masked by `/dev/null` mounted over them. Everything else of the machine
+//! does not exist for the child.
+//!
+//! The namespaces are made in-process, in the forked child, with no helper program: `unshare`,
+//! the user-namespace id maps, a second fork (the new PID namespace applies to children only, so
+//! the grandchild is its init and runs the command, while the child waits for it and passes its
+//! exit status on), then the mounts and two `pivot_root`s, the way bubblewrap builds its root.
+//! All paths and map lines are prepared in the parent ([`prepare`]): between fork and exec only
+//! raw syscalls run, on memory allocated before the fork.
+//!
+//! Inside the view the command keeps its path names (the workspace is mounted at the same
+//! absolute path), so output and error messages mean the same inside and out.
+
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// System directories (or the links that stand for them) mounted read-only in the view.
+const SYSTEM: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
+];
+
+/// Device nodes bound into the view's `/dev`.
+const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom"];
+
+/// What the view is made of, in host paths.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct View {
+    /// Read-write directories (the writable roots).
+    pub(crate) writable: Vec<PathBuf>,
+    /// Extra read-only directories or files (the readable roots).
+    pub(crate) readable: Vec<PathBuf>,
+    /// Paths inside the writable ones that are mounted read-only on top (existing ones only).
+    pub(crate) protected: Vec<PathBuf>,
+    /// Files replaced by `/dev/null` (denied programs).
+    pub(crate) masked: Vec<PathBuf>,
+    /// The host directory mounted as the view's `/tmp`.
+    pub(crate) tmp: PathBuf,
+    /// The host directory mounted at `home` (empty, private), and the path it is mounted at.
+    pub(crate) home: Option<(PathBuf, PathBuf)>,
+    /// The working directory inside the view.
+    pub(crate) cwd: PathBuf,
+    /// Give the child a network namespace of its own (no interfaces but loopback, down).
+    pub(crate) new_network: bool,
+}
+
+/// One step of building the view, with every path already a C string.
+#[derive(Debug)]
+enum Op {
+    /// `mkdir`, where an existing directory is fine.
+    Mkdir(CString),
+    /// Create an empty file to mount a file over.
+    Touch(CString),
+    /// A symbolic link.
+    Symlink { target: CString, link: CString },
+    /// A recursive bind mount, made read-only (recursively) when asked.
+    Bind {
+        src: CString,
+        dst: CString,
+        readonly: bool,
+        devices: bool,
+    },
+    /// A fresh `proc` of the new PID namespace.
+    Proc(CString),
+    /// An empty `tmpfs`.
+    Tmpfs(CString),
+}
+
+/// Everything the child needs, allocated before the fork.
+#[derive(Debug)]
+pub(crate) struct Prepared {
+    flags: libc::c_int,
+    uid_map: Vec<u8>,
+    gid_map: Vec<u8>,
+    ops: Vec<Op>,
+    cwd: CString,
+}
+
+fn cstr(p: impl AsRef<[u8]>) -> Result<CString, String> {
+    CString::new(p.as_ref().to_vec()).map_err(|_| "a path contains a NUL byte".to_string())
+}
+
+/// `/newroot` + an absolute host path.
+fn inside(path: &Path) -> Result<CString, String> {
+    let mut bytes = b"/newroot".to_vec();
+    bytes.extend_from_slice(path.as_os_str().as_bytes());
+    cstr(bytes)
+}
+
+/// `/oldroot` + an absolute host path: where the host's file is while the view is built.
+fn outside(path: &Path) -> Result<CString, String> {
+    let mut bytes = b"/oldroot".to_vec();
+    bytes.extend_from_slice(path.as_os_str().as_bytes());
+    cstr(bytes)
+}
+
+/// `mkdir -p` of every directory above `path` in the view (and of `path` when `dir`).
+fn mkdirs(
+    ops: &mut Vec<Op>,
+    made: &mut Vec<PathBuf>,
+    path: &Path,
+    dir: bool,
+) -> Result<(), String> {
+    let mut chain: Vec<&Path> = path.ancestors().skip(usize::from(!dir)).collect();
+    chain.reverse();
+    for p in chain {
+        if p == Path::new("/") || made.iter().any(|m| m == p) {
+            continue;
+        }
+        made.push(p.to_path_buf());
+        ops.push(Op::Mkdir(inside(p)?));
+    }
+    Ok(())
+}
+
+/// The host paths are canonical here: a link in a root is followed once, in the parent, so the
+/// child never mounts through a link it did not see.
+fn canonical(path: &Path) -> Option<PathBuf> {
+    std::fs::canonicalize(path).ok()
+}
+
+/// Lays out the steps of the view.
+pub(crate) fn prepare(view: &View) -> Result<Prepared, String> {
+    let uid = rustix::process::getuid().as_raw();
+    let gid = rustix::process::getgid().as_raw();
+    let mut flags =
+        libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
+    if view.new_network {
+        flags |= libc::CLONE_NEWNET;
+    }
+    let mut ops = Vec::new();
+    let mut made: Vec<PathBuf> = Vec::new();
+
+    // System directories: links stay links (a merged /usr), directories are bound read-only.
+    for sys in SYSTEM {
+        let path = Path::new(sys);
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            continue;
+        };
+        if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(path).map_err(|e| format!("{sys}: {e}"))?;
+            ops.push(Op::Symlink {
+                target: cstr(target.as_os_str().as_bytes())?,
+                link: inside(path)?,
+            });
+        } else if meta.is_dir() {
+            mkdirs(&mut ops, &mut made, path, true)?;
+            ops.push(Op::Bind {
+                src: outside(path)?,
+                dst: inside(path)?,
+                readonly: true,
+                devices: false,
+            });
+        }
+    }
+    // A resolver configuration that lives under /run (systemd-resolved) is bound with its
+    // directory, so that name lookups work where the network is allowed.
+    if let Ok(target) = std::fs::read_link("/etc/resolv.conf") {
+        let target = Path::new("/etc").join(target);
+        if let Some(dir) = canonical(&target).and_then(|t| t.parent().map(Path::to_path_buf))
+            && !SYSTEM.iter().any(|s| dir.starts_with(s))
+        {
+            mkdirs(&mut ops, &mut made, &dir, true)?;
+            ops.push(Op::Bind {
+                src: outside(&dir)?,
+                dst: inside(&dir)?,
+                readonly: true,
+                devices: false,
+            });
+        }
+    }
+
+    // /dev: a few device nodes and the usual links, nothing else (no tty, no pts, no disks).
+    let dev = Path::new("/dev");
+    mkdirs(&mut ops, &mut made, dev, true)?;
+    ops.push(Op::Tmpfs(inside(dev)?));
+    for name in DEVICES {
+        let node = dev.join(name);
+        if std::fs::symlink_metadata(&node).is_err() {
+            continue;
+        }
+        ops.push(Op::Touch(inside(&node)?));
+        ops.push(Op::Bind {
+            src: outside(&node)?,
+            dst: inside(&node)?,
+            readonly: false,
+            devices: true,
+        });
+    }
+    for (link, target) in [
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+    ] {
+        ops.push(Op::Symlink {
+            target: cstr(target)?,
+            link: inside(&dev.join(link))?,
+        });
+    }
+    // /dev/shm is the private directory's `shm/`, so shared memory works and stays private.
+    let shm = dev.join("shm");
+    ops.push(Op::Mkdir(inside(&shm)?));
+    if let Some(tmp_root) = view.tmp.parent()
+        && tmp_root.join("shm").is_dir()
+    {
+        ops.push(Op::Bind {
+            src: outside(&tmp_root.join("shm"))?,
+            dst: inside(&shm)?,
+            readonly: false,
+            devices: false,
+        });
+    }
+
+    let proc = Path::new("/proc");
+    mkdirs(&mut ops, &mut made, proc, true)?;
+    ops.push(Op::Proc(inside(proc)?));
+
+    // The trees: /tmp, $HOME, readable and writable roots, parents before children, so a
+    // writable root inside a readable one (or inside $HOME) is mounted on top of it.
+    let mut trees: Vec<(PathBuf, PathBuf, bool)> = Vec::new(); // (host source, view path, readonly)
+    trees.push((view.tmp.clone(), PathBuf::from("/tmp"), false));
+    if let Some((host, at)) = &view.home
+        && at.is_absolute()
+        && at != Path::new("/")
+        && !SYSTEM.iter().any(|s| at.starts_with(s))
+    {
+        trees.push((host.clone(), at.clone(), false));
+    }
+    for r in &view.readable {
+        if let Some(c) = canonical(r) {
+            trees.push((c.clone(), c, true));
+        }
+    }
+    for w in &view.writable {
+        if let Some(c) = canonical(w) {
+            trees.push((c.clone(), c, false));
+        }
+    }
+    trees.sort_by_key(|(_, at, _)| at.components().count());
+    for (src, at, readonly) in &trees {
+        let is_dir = std::fs::metadata(src).map(|m| m.is_dir()).unwrap_or(false);
+        mkdirs(&mut ops, &mut made, at, is_dir)?;
+        if !is_dir {
+            ops.push(Op::Touch(inside(at)?));
+        }
+        ops.push(Op::Bind {
+            src: outside(src)?,
+            dst: inside(at)?,
+            readonly: *readonly,
+            devices: false,
+        });
+    }
+    // Protected paths on top, read-only; then the masks. Both must already exist in the view
+    // (they are inside a bound tree), so nothing is created for them.
+    for p in &view.protected {
+        let Some(c) = canonical(p) else { continue };
+        if !view
+            .writable
+            .iter()
+            .filter_map(|w| canonical(w))
+            .any(|w| c.starts_with(&w))
+        {
+            continue; // outside every writable root: read-only already
+        }
+        ops.push(Op::Bind {
+            src: outside(&c)?,
+            dst: inside(&c)?,
+            readonly: true,
+            devices: false,
+        });
+    }
+    for m in &view.masked {
+        let Some(c) = canonical(m) else { continue };
+        if std::fs::metadata(&c).map(|m| m.is_dir()).unwrap_or(true) {
+            continue;
+        }
+        ops.push(Op::Bind {
+            src: cstr(b"/oldroot/dev/null")?,
+            dst: inside(&c)?,
+            readonly: true,
+            devices: true,
+        });
+    }
+
+    Ok(Prepared {
+        flags,
+        uid_map: format!("{uid} {uid} 1\n").into_bytes(),
+        gid_map: format!("{gid} {gid} 1\n").into_bytes(),
+        ops,
+        cwd: cstr(view.cwd.as_os_str().as_bytes())?,
+    })
+}
+
+// The child side: raw syscalls only, on the data above.
+
+/// `struct mount_attr` of mount_setattr(2).
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+const MOUNT_ATTR_RDONLY: u64 = 0x0000_0001;
+const MOUNT_ATTR_NOSUID: u64 = 0x0000_0002;
+const MOUNT_ATTR_NODEV: u64 = 0x0000_0004;
+const AT_RECURSIVE: libc::c_uint = 0x8000;
+
+fn last() -> std::io::Error {
+    std::io::Error::last_os_error()
+}
+
+/// Runs a syscall-returning expression and turns -1 into the errno.
+macro_rules! sys {
+    ($e:expr) => {{
+        // SAFETY: see `Prepared::enter`: a raw syscall on prepared, live data.
+        #[allow(unsafe_code)]
+        let r = unsafe { $e };
+        if r == -1 { Err(last()) } else { Ok(r) }
+    }};
+}
+
+/// Writes `data` to the file at `path` (a `/proc/self/…` map).
+fn write_file(path: &[u8], data: &[u8]) -> std::io::Result<()> {
+    let fd = sys!(libc::open(
+        path.as_ptr().cast(),
+        libc::O_WRONLY | libc::O_CLOEXEC
+    ))?;
+    let n = sys!(libc::write(fd, data.as_ptr().cast(), data.len()));
+    // SAFETY: closing the descriptor opened above.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::close(fd);
+    }
+    n.map(|_| ())
+}
+
+fn mkdir(path: &std::ffi::CStr) -> std::io::Result<()> {
+    match sys!(libc::mkdir(path.as_ptr(), 0o755)) {
+        Ok(_) => Ok(()),
+        Err(e) if e.raw_os_error() == Some(libc::EEXIST) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+fn mount(
+    src: *const libc::c_char,
+    dst: *const libc::c_char,
+    fstype: *const libc::c_char,
+    flags: libc::c_ulong,
+    data: *const libc::c_char,
+) -> std::io::Result<()> {
+    sys!(libc::mount(src, dst, fstype, flags, data.cast())).map(|_| ())
+}
+
+fn null() -> *const libc::c_char {
+    std::ptr::null()
+}
+
+/// Makes the mount at `dst` and every mount below it read-only (and nosuid, and nodev unless it
+/// holds devices). Falls back to a remount of the top mount on kernels without mount_setattr.
+fn seal(dst: &CString, readonly: bool, devices: bool) -> std::io::Result<()> {
+    let mut set = MOUNT_ATTR_NOSUID;
+    if readonly {
+        set |= MOUNT_ATTR_RDONLY;
+    }
+    if !devices {
+        set |= MOUNT_ATTR_NODEV;
+    }
+    let attr = MountAttr {
+        attr_set: set,
+        attr_clr: 0,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    let r = sys!(libc::syscall(
+        libc::SYS_mount_setattr,
+        libc::AT_FDCWD,
+        dst.as_ptr(),
+        AT_RECURSIVE,
+        &attr as *const MountAttr,
+        std::mem::size_of::<MountAttr>()
+    ));
+    match r {
+        Ok(_) => Ok(()),
+        Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
+            let mut flags = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_NOSUID;
+            if readonly {
+                flags |= libc::MS_RDONLY;
+            }
+            if !devices {
+                flags |= libc::MS_NODEV;
+            }
+            mount(null(), dst.as_ptr(), null(), flags, null())
+        }
+        Err(e) => Err(e),
+    }
+}
+
+impl Prepared {
+    /// Enters the namespaces and builds the view. Called in the forked child before exec; only
+    /// makes raw syscalls on data prepared before the fork.
+    ///
+    /// The calling process forks twice more: the great-grandchild returns from here and goes
+    /// on to exec the command as PID 2 of the new PID namespace; the child and the grandchild
+    /// (the namespace's init) never return: each waits for its child and exits with its status.
+    pub(crate) fn enter(&self) -> std::io::Result<()> {
+        sys!(libc::unshare(self.flags))?;
+        write_file(b"/proc/self/setgroups\0", b"deny")?;
+        write_file(b"/proc/self/uid_map\0", &self.uid_map)?;
+        write_file(b"/proc/self/gid_map\0", &self.gid_map)?;
+        // The init cannot die of a signal (PID 1 ignores even its own SIGKILL), so it tells
+        // the child through this pipe which signal ended the command, and the child dies of it.
+        let mut pipe: [libc::c_int; 2] = [-1, -1];
+        sys!(libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC))?;
+        // A raw clone, not fork(): no atfork handlers run in this post-fork child.
+        let pid = sys!(libc::syscall(
+            libc::SYS_clone,
+            libc::SIGCHLD as libc::c_long,
+            0,
+            0,
+            0,
+            0
+        ))?;
+        if pid != 0 {
+            relay(pid as libc::pid_t, Side::Outside { signal: pipe[0] });
+        }
+        // SAFETY: the read end belongs to the child.
+        #[allow(unsafe_code)]
+        unsafe {
+            libc::close(pipe[0]);
+        }
+        // The grandchild, the init of the new PID namespace (where its parent is invisible and
+        // getppid() is 0): it dies with the child, whatever happens to it. (The child only
+        // dies before this point by a kill of the whole process group, which takes this one
+        // too.) It builds the view, then forks the command: a command that is not PID 1 keeps
+        // the usual signal semantics (`kill $$` works), and the init reaps whatever is
+        // orphaned until the command exits, then exits as it did — which ends every process
+        // left in the namespace.
+        sys!(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
+        self.build()?;
+        let pid = sys!(libc::syscall(
+            libc::SYS_clone,
+            libc::SIGCHLD as libc::c_long,
+            0,
+            0,
+            0,
+            0
+        ))?;
+        if pid != 0 {
+            relay(pid as libc::pid_t, Side::Init { signal: pipe[1] });
+        }
+        // The command: the write end closes at exec (O_CLOEXEC).
+        sys!(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
+        drop_capabilities()
+    }
+
+    fn build(&self) -> std::io::Result<()> {
+        // Nothing done here propagates back to the host's mounts.
+        mount(
+            null(),
+            c"/".as_ptr(),
+            null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            null(),
+        )?;
+        // A tmpfs holds the new root while it is built; the old root stays reachable at
+        // /oldroot after the first pivot (bubblewrap's layout).
+        mount(
+            c"tmpfs".as_ptr(),
+            c"/tmp".as_ptr(),
+            c"tmpfs".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            c"mode=0755".as_ptr(),
+        )?;
+        sys!(libc::chdir(c"/tmp".as_ptr()))?;
+        mkdir(c"newroot")?;
+        mount(
+            c"newroot".as_ptr(),
+            c"newroot".as_ptr(),
+            null(),
+            libc::MS_BIND | libc::MS_REC,
+            null(),
+        )?;
+        mkdir(c"oldroot")?;
+        sys!(libc::syscall(
+            libc::SYS_pivot_root,
+            c"/tmp".as_ptr(),
+            c"oldroot".as_ptr()
+        ))?;
+        sys!(libc::chdir(c"/".as_ptr()))?;
+
+        for op in &self.ops {
+            match op {
+                Op::Mkdir(p) => mkdir(p)?,
+                Op::Touch(p) => {
+                    let fd = sys!(libc::open(
+                        p.as_ptr(),
+                        libc::O_WRONLY | libc::O_CREAT | libc::O_CLOEXEC,
+                        0o644
+                    ))?;
+                    // SAFETY: closing the descriptor just opened.
+                    #[allow(unsafe_code)]
+                    unsafe {
+                        libc::close(fd);
+                    }
+                }
+                Op::Symlink { target, link } => {
+                    match sys!(libc::symlink(target.as_ptr(), link.as_ptr())) {
+                        Ok(_) => {}
+                        Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+                Op::Bind {
+                    src,
+                    dst,
+                    readonly,
+                    devices,
+                } => {
+                    mount(
+                        src.as_ptr(),
+                        dst.as_ptr(),
+                        null(),
+                        libc::MS_BIND | libc::MS_REC,
+                        null(),
+                    )?;
+                    seal(dst, *readonly, *devices)?;
+                }
+                Op::Proc(p) => mount(
+                    c"proc".as_ptr(),
+                    p.as_ptr(),
+                    c"proc".as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                    null(),
+                )?,
+                Op::Tmpfs(p) => mount(
+                    c"tmpfs".as_ptr(),
+                    p.as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    libc::MS_NOSUID,
+                    c"mode=0755,size=64m".as_ptr(),
+                )?,
+            }
+        }
+
+        // Let the old root go, then make /newroot the root (the second pivot).
+        mount(
+            c"oldroot".as_ptr(),
+            c"/oldroot".as_ptr(),
+            null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            null(),
+        )?;
+        sys!(libc::umount2(c"/oldroot".as_ptr(), libc::MNT_DETACH))?;
+        let old = sys!(libc::open(
+            c"/".as_ptr(),
+            libc::O_DIRECTORY | libc::O_RDONLY | libc::O_CLOEXEC
+        ))?;
+        sys!(libc::chdir(c"/newroot".as_ptr()))?;
+        sys!(libc::syscall(
+            libc::SYS_pivot_root,
+            c".".as_ptr(),
+            c".".as_ptr()
+        ))?;
+        sys!(libc::fchdir(old))?;
+        sys!(libc::umount2(c".".as_ptr(), libc::MNT_DETACH))?;
+        // SAFETY: closing the descriptor opened above.
+        #[allow(unsafe_code)]
+        unsafe {
+            libc::close(old);
+        }
+        sys!(libc::chdir(c"/".as_ptr()))?;
+        // The root itself (a directory of a tmpfs) is read-only: only the bound trees are
+        // writable.
+        mount(
+            null(),
+            c"/".as_ptr(),
+            null(),
+            libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV,
+            null(),
+        )?;
+        sys!(libc::chdir(self.cwd.as_ptr())).map(|_| ())
+    }
+}
+
+/// Which of the two waiting processes runs [`relay`], with its end of the signal pipe.
+#[derive(Clone, Copy)]
+enum Side {
+    /// The child outside the namespace: reads the signal the init reports.
+    Outside { signal: libc::c_int },
+    /// The init: reports the signal that ended the command.
+    Init { signal: libc::c_int },
+}
+
+/// A process between Toolshed and the command (the child outside the namespace, the init
+/// inside): closes every other descriptor (so nothing waits on it, and the exec-error pipe
+/// closes when the command execs), reaps children until `pid` exits, and exits as it did.
+fn relay(pid: libc::pid_t, side: Side) -> ! {
+    let keep = match side {
+        Side::Outside { signal } | Side::Init { signal } => signal as libc::c_uint,
+    };
+    // SAFETY: raw syscalls only; this process never returns to Rust code that could allocate.
+    #[allow(unsafe_code)]
+    unsafe {
+        let closed = (keep == 0 || libc::syscall(libc::SYS_close_range, 0u32, keep - 1, 0u32) == 0)
+            && libc::syscall(libc::SYS_close_range, keep + 1, u32::MAX, 0u32) == 0;
+        if !closed {
+            for fd in 0..1024 {
+                if fd != keep as libc::c_int {
+                    libc::close(fd);
+                }
+            }
+        }
+        let mut status: libc::c_int = 0;
+        loop {
+            let r = libc::waitpid(-1, &mut status, 0);
+            if r == pid {
+                break;
+            }
+            if r == -1 && *libc::__errno_location() != libc::EINTR {
+                libc::_exit(127);
+            }
+        }
+        let mut sig = if libc::WIFSIGNALED(status) {
+            libc::WTERMSIG(status)
+        } else {
+            0
+        };
+        match side {
+            Side::Init { signal } => {
+                if sig != 0 {
+                    let byte = sig as u8;
+                    libc::write(signal, (&byte as *const u8).cast(), 1);
+                }
+            }
+            Side::Outside { signal } => {
+                let mut byte = 0u8;
+                if libc::read(signal, (&mut byte as *mut u8).cast(), 1) == 1 {
+                    sig = libc::c_int::from(byte);
+                }
+            }
+        }
+        if sig != 0 {
+            libc::signal(sig, libc::SIG_DFL);
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, sig);
+            libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+            libc::kill(libc::getpid(), sig);
+            libc::_exit(128 + sig);
+        }
+        if libc::WIFEXITED(status) {
+            libc::_exit(libc::WEXITSTATUS(status));
+        }
+        libc::_exit(127)
+    }
+}
+
+/// Drops every capability, for good: the command runs with none, even as uid 0, so it cannot
+/// unmount or remount the view, nor read the memory or environment of a non-dumpable process
+/// of the same user. Without `CAP_SETPCAP` (an unprivileged caller outside a namespace) the
+/// secure bits and the bounding set cannot be changed, and there is nothing in them to drop.
+pub(crate) fn drop_capabilities() -> std::io::Result<()> {
+    const SECBIT_NOROOT: libc::c_ulong = 1 << 0;
+    const SECBIT_NOROOT_LOCKED: libc::c_ulong = 1 << 1;
+    const SECBIT_NO_SETUID_FIXUP: libc::c_ulong = 1 << 2;
+    const SECBIT_NO_SETUID_FIXUP_LOCKED: libc::c_ulong = 1 << 3;
+    const SECBIT_KEEP_CAPS_LOCKED: libc::c_ulong = 1 << 5;
+    const SECBIT_NO_CAP_AMBIENT_RAISE: libc::c_ulong = 1 << 6;
+    const SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED: libc::c_ulong = 1 << 7;
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: libc::c_int,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    let bits = sys!(libc::prctl(
+        libc::PR_SET_SECUREBITS,
+        SECBIT_NOROOT
+            | SECBIT_NOROOT_LOCKED
+            | SECBIT_NO_SETUID_FIXUP
+            | SECBIT_NO_SETUID_FIXUP_LOCKED
+            | SECBIT_KEEP_CAPS_LOCKED
+            | SECBIT_NO_CAP_AMBIENT_RAISE
+            | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
+        0,
+        0,
+        0
+    ));
+    match bits {
+        Ok(_) => {}
+        Err(e) if e.raw_os_error() == Some(libc::EPERM) => {}
+        Err(e) => return Err(e),
+    }
+    for cap in 0..64 {
+        // EINVAL past the last capability this kernel knows.
+        // SAFETY: prctl with integer arguments.
+        #[allow(unsafe_code)]
+        if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) } != 0 {
+            break;
+        }
+    }
+    sys!(libc::prctl(
+        libc::PR_CAP_AMBIENT,
+        libc::PR_CAP_AMBIENT_CLEAR_ALL,
+        0,
+        0,
+        0
+    ))?;
+    let header = Header {
+        version: 0x2008_0522, // _LINUX_CAPABILITY_VERSION_3
+        pid: 0,
+    };
+    let data = [Data {
+        effective: 0,
+        permitted: 0,
+        inheritable: 0,
+    }; 2];
+    sys!(libc::syscall(
+        libc::SYS_capset,
+        &header as *const Header,
+        data.as_ptr()
+    ))
+    .map(|_| ())
+}

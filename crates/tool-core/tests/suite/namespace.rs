@@ -1,0 +1,351 @@
+//! The namespace view of sandboxed children, tried from inside with real programs: each row
+//! is something a hostile command tries, beside a benign twin that must still work.
+//!
+//! Whether the kernel allows user namespaces is probed here with `unshare -Ur true`, not asked
+//! of the code under test. Where it does not, these tests check the fallback instead, unless
+//! `TOOLSHED_REQUIRE_SANDBOX=1` (set by `.ci/run`) makes that a failure.
+
+// A skipped layer says so on stderr, the only place a test can.
+#![allow(clippy::print_stderr)]
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use tool_core::process::{ProcessOutput, ProcessSpec, Sandbox, run};
+use tool_core::{Limits, Policy};
+
+use super::Fixture;
+
+/// Whether this kernel lets an unprivileged process make a user namespace, probed directly.
+fn kernel_has_user_namespaces() -> bool {
+    let ok = std::process::Command::new("unshare")
+        .args(["-Ur", "true"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        assert!(
+            std::env::var_os("TOOLSHED_REQUIRE_SANDBOX").is_none_or(|v| v != "1"),
+            "TOOLSHED_REQUIRE_SANDBOX=1 but this kernel refuses user namespaces (`unshare -Ur true` fails)"
+        );
+        eprintln!("skipped: user namespaces are not available here; checking the fallback");
+    }
+    ok
+}
+
+/// Runs `script` under `bash -c` in the workspace with `sandbox`.
+async fn sandboxed(fx: &Fixture, sandbox: Sandbox, script: &str) -> ProcessOutput {
+    let mut spec = ProcessSpec::new("bash", &fx.root).arg("-c").arg(script);
+    spec.timeout = Duration::from_secs(20);
+    spec.sandbox = Some(sandbox);
+    run(spec, &fx.ctx(Policy::full(), Limits::default()))
+        .await
+        .expect("the sandboxed command starts")
+}
+
+fn view(fx: &Fixture) -> Sandbox {
+    Sandbox::new(vec![fx.root.clone()], false)
+}
+
+/// Each row: a script that prints `ESCAPED` if the attack works, with the benign twin that
+/// prints `OK`.
+struct Row {
+    what: &'static str,
+    attack: String,
+    twin: String,
+}
+
+#[tokio::test]
+async fn the_view_holds_what_it_promises() {
+    if !kernel_has_user_namespaces() {
+        return;
+    }
+    let fx = Fixture::new();
+    fx.file(".git/config", "[core]\n");
+    fx.file("toolshed.toml", "[policy]\n");
+    fx.file("src/main.rs", "fn main() {}\n");
+    let mut sandbox = view(&fx);
+    sandbox.protected = vec![fx.root.join(".git"), fx.root.join("toolshed.toml")];
+    let parent = std::process::id();
+    let outside = fx.outside.display().to_string();
+    let rows = [
+        Row {
+            what: "write .git",
+            attack: "echo x >> .git/config && echo ESCAPED".into(),
+            twin: "echo x >> src/main.rs && echo OK".into(),
+        },
+        Row {
+            what: "plant a hook",
+            attack: "mkdir -p .git/hooks && echo 'id' > .git/hooks/pre-commit && echo ESCAPED"
+                .into(),
+            twin: "mkdir -p build/hooks && echo 'id' > build/hooks/x && echo OK".into(),
+        },
+        Row {
+            what: "replace .git by a rename",
+            attack: "mv .git g2 && echo ESCAPED".into(),
+            twin: "mv src s2 && mv s2 src && echo OK".into(),
+        },
+        Row {
+            what: "rewrite toolshed.toml",
+            attack: "echo 'autonomy = \"full\"' > toolshed.toml && echo ESCAPED".into(),
+            twin: "echo 'x' > other.toml && echo OK".into(),
+        },
+        Row {
+            what: "read outside the workspace",
+            attack: format!("cat {outside}/secret && echo ESCAPED"),
+            twin: "cat src/main.rs >/dev/null && echo OK".into(),
+        },
+        Row {
+            what: "write outside the workspace",
+            attack: format!("echo x > {outside}/planted && echo ESCAPED"),
+            twin: "echo x > \"$TMPDIR/x\" && echo OK".into(),
+        },
+        Row {
+            what: "see the parent process",
+            attack: format!(
+                "test -e /proc/{parent}/environ && cat /proc/{parent}/environ >/dev/null && echo ESCAPED"
+            ),
+            twin: "test -r /proc/self/status && echo OK".into(),
+        },
+        Row {
+            what: "count the machine's processes",
+            attack: "[ \"$(ls /proc | grep -c '^[0-9]')\" -gt 5 ] && echo ESCAPED".into(),
+            twin: "[ \"$$\" -eq 2 ] && echo OK".into(),
+        },
+        Row {
+            what: "open the terminal",
+            attack: ": < /dev/tty && echo ESCAPED".into(),
+            twin: ": < /dev/null && head -c1 /dev/urandom >/dev/null && echo OK".into(),
+        },
+        Row {
+            what: "write a system directory",
+            attack: "touch /usr/bin/planted 2>/dev/null && echo ESCAPED; touch /etc/planted 2>/dev/null && echo ESCAPED".into(),
+            twin: "test -x /usr/bin/env && test -r /etc/passwd && echo OK".into(),
+        },
+        Row {
+            what: "write the root of the view",
+            attack: "mkdir /planted 2>/dev/null && echo ESCAPED".into(),
+            twin: "mkdir -p \"$TMPDIR/d\" && echo OK".into(),
+        },
+        Row {
+            what: "unmount the protection (no capabilities left)",
+            attack: "umount .git 2>/dev/null && echo ESCAPED; mount -o remount,rw .git 2>/dev/null && echo ESCAPED".into(),
+            twin: "grep -q ' .git ' /proc/self/mounts 2>/dev/null; echo OK".into(),
+        },
+        Row {
+            what: "an Internet socket",
+            attack: "python3 -c 'import socket; socket.socket(); print(\"ESCAPED\")' 2>/dev/null"
+                .into(),
+            twin: "python3 -c 'import socket; socket.socket(socket.AF_UNIX); print(\"OK\")'".into(),
+        },
+    ];
+    for row in &rows {
+        let out = sandboxed(&fx, sandbox.clone(), &row.attack).await;
+        assert!(
+            !out.output.contains("ESCAPED"),
+            "{}: the attack worked: {out:?}",
+            row.what
+        );
+        let twin = sandboxed(&fx, sandbox.clone(), &row.twin).await;
+        assert!(
+            twin.output.contains("OK"),
+            "{}: the benign twin failed: {twin:?}",
+            row.what
+        );
+        let status = out.sandbox.expect("a status");
+        assert!(status.namespaces_enforced, "{}: {status:?}", row.what);
+    }
+    assert_eq!(
+        std::fs::read_to_string(fx.root.join(".git/config")).unwrap(),
+        "[core]\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(fx.root.join("toolshed.toml")).unwrap(),
+        "[policy]\n"
+    );
+    assert!(!fx.root.join(".git/hooks/pre-commit").exists());
+    fx.assert_outside_intact();
+}
+
+/// `$HOME` in the view is an empty directory of its own: the real one's files (`~/.ssh`,
+/// `~/.aws`, `~/.gitconfig`) do not exist there, and what a command writes there is gone after.
+#[tokio::test]
+async fn home_is_empty_and_private() {
+    if !kernel_has_user_namespaces() {
+        return;
+    }
+    let fx = Fixture::new();
+    let home = fx.base.join("home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_ed25519"), "PRIVATE KEY").unwrap();
+    let mut spec = ProcessSpec::new("bash", &fx.root).arg("-c").arg(
+        "echo \"home=$HOME\"; ls -A \"$HOME\" | wc -l; cat \"$HOME/.ssh/id_ed25519\" 2>/dev/null; \
+         echo kept > \"$HOME/note\" && echo wrote",
+    );
+    spec.env.push(("HOME".into(), home.display().to_string()));
+    spec.sandbox = Some(view(&fx));
+    let out = run(spec, &fx.ctx(Policy::full(), Limits::default()))
+        .await
+        .unwrap();
+    assert!(
+        out.output.contains(&format!("home={}", home.display())),
+        "{out:?}"
+    );
+    assert!(out.output.contains("\n0\n"), "HOME is not empty: {out:?}");
+    assert!(!out.output.contains("PRIVATE KEY"), "{out:?}");
+    assert!(out.output.contains("wrote"), "{out:?}");
+    assert!(
+        !home.join("note").exists(),
+        "the command wrote the real home"
+    );
+}
+
+/// Denied programs are masked in the view, so indirection cannot reach them either.
+#[tokio::test]
+async fn masked_programs_cannot_run_by_any_name() {
+    if !kernel_has_user_namespaces() {
+        return;
+    }
+    let fx = Fixture::new();
+    let touch = ["/usr/bin/touch", "/bin/touch"]
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
+        .expect("touch is installed");
+    let mut sandbox = view(&fx);
+    sandbox.masked = vec![touch.clone()];
+    let attacks = [
+        "touch a && echo ESCAPED",
+        "printf touch | xargs -I{} sh -c '{} b' && echo ESCAPED",
+        &format!("{} c && echo ESCAPED", touch.display()),
+        &format!("cp {} t && ./t d && echo ESCAPED", touch.display()),
+        "env touch e && echo ESCAPED",
+    ];
+    for attack in attacks {
+        let out = sandboxed(&fx, sandbox.clone(), attack).await;
+        assert!(!out.output.contains("ESCAPED"), "{attack}: {out:?}");
+    }
+    for name in ["a", "b", "c", "d", "e"] {
+        assert!(!fx.root.join(name).exists(), "{name} was created");
+    }
+    // Twin: other programs still run.
+    let out = sandboxed(
+        &fx,
+        sandbox,
+        "cp /etc/hostname h 2>/dev/null || : > h; ls h && echo OK",
+    )
+    .await;
+    assert!(out.output.contains("OK"), "{out:?}");
+}
+
+/// A readable root is there read-only; a directory that is neither is not there at all.
+#[tokio::test]
+async fn readable_roots_are_read_only_and_nothing_else_is_there() {
+    if !kernel_has_user_namespaces() {
+        return;
+    }
+    let fx = Fixture::new();
+    let docs = fx.base.join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    std::fs::write(docs.join("guide.md"), "GUIDE").unwrap();
+    let mut sandbox = view(&fx);
+    sandbox.readable = vec![docs.clone()];
+    let script = format!(
+        "cat {d}/guide.md; echo x > {d}/guide.md 2>/dev/null && echo ESCAPED; ls {o} 2>/dev/null && echo ESCAPED; echo done",
+        d = docs.display(),
+        o = fx.outside.display()
+    );
+    let out = sandboxed(&fx, sandbox, &script).await;
+    assert!(out.output.contains("GUIDE"), "{out:?}");
+    assert!(out.output.contains("done"), "{out:?}");
+    assert!(!out.output.contains("ESCAPED"), "{out:?}");
+    assert_eq!(
+        std::fs::read_to_string(docs.join("guide.md")).unwrap(),
+        "GUIDE"
+    );
+}
+
+/// Abstract Unix sockets are per network namespace: a run without network cannot reach a
+/// listener of the host (a desktop bus, an X server); with network it can.
+#[tokio::test]
+async fn no_network_means_no_abstract_sockets_of_the_host() {
+    if !kernel_has_user_namespaces() {
+        return;
+    }
+    use std::os::linux::net::SocketAddrExt;
+    let fx = Fixture::new();
+    let name = format!("toolshed-test-{}", std::process::id());
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+    let listener = std::os::unix::net::UnixListener::bind_addr(&addr).unwrap();
+    let script = format!(
+        "python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect(\"\\0{name}\"); print(\"CONNECTED\")'"
+    );
+    let out = sandboxed(&fx, view(&fx), &script).await;
+    assert!(!out.output.contains("CONNECTED"), "{out:?}");
+    let out = sandboxed(&fx, Sandbox::new(vec![fx.root.clone()], true), &script).await;
+    assert!(out.output.contains("CONNECTED"), "{out:?}");
+    drop(listener);
+}
+
+/// Layers that hold with or without namespaces: a session of its own (no controlling
+/// terminal), the file-size limit, and (as root, where the kernel would otherwise allow it)
+/// no TIOCSTI.
+#[tokio::test]
+async fn session_file_size_and_terminal_injection() {
+    let fx = Fixture::new();
+    let mut sandbox = view(&fx);
+    sandbox.namespaces = false;
+    let mut spec = ProcessSpec::new("bash", &fx.root).arg("-c").arg(
+        "[ \"$(cut -d' ' -f6 /proc/$$/stat)\" = \"$$\" ] && echo own-session; \
+         head -c 2000000 /dev/zero > big 2>/dev/null; echo \"big=$(stat -c %s big)\"; \
+         head -c 500000 /dev/zero > small && echo small-ok",
+    );
+    spec.max_file_bytes = Some(1_000_000);
+    spec.sandbox = Some(sandbox.clone());
+    let out = run(spec, &fx.ctx(Policy::full(), Limits::default()))
+        .await
+        .unwrap();
+    assert!(out.output.contains("own-session"), "{out:?}");
+    assert!(out.output.contains("big=1000000"), "{out:?}");
+    assert!(out.output.contains("small-ok"), "{out:?}");
+
+    // A process that makes the pty its controlling terminal needs no privilege to type into
+    // it: only the filter stands in the way. (Landlock must let the script open the pty.)
+    let sti = "python3 -c '\nimport os, fcntl, termios\nm, s = os.openpty()\nname = os.ttyname(s)\npid = os.fork()\nif pid == 0:\n    os.setsid()\n    fd = os.open(name, os.O_RDWR)\n    try:\n        fcntl.ioctl(fd, termios.TIOCSTI, b\"x\")\n        print(\"INJECTED\", flush=True)\n    except OSError as e:\n        print(\"refused\", e.errno, flush=True)\n    os._exit(0)\nos.waitpid(pid, 0)\n'";
+    sandbox
+        .writable
+        .extend(["/dev/ptmx", "/dev/pts"].map(PathBuf::from));
+    let out = sandboxed(&fx, sandbox, sti).await;
+    assert!(out.output.contains("refused 1"), "{out:?}");
+    if std::fs::read_to_string("/proc/sys/dev/tty/legacy_tiocsti").is_ok_and(|v| v.trim() == "1") {
+        // Twin: without the sandbox the same script types into its terminal, so the refusal
+        // above came from the filter.
+        let mut spec = ProcessSpec::new("bash", &fx.root).arg("-c").arg(sti);
+        spec.timeout = Duration::from_secs(20);
+        let out = run(spec, &fx.ctx(Policy::full(), Limits::default()))
+            .await
+            .unwrap();
+        assert!(out.output.contains("INJECTED"), "{out:?}");
+    }
+}
+
+/// The parent is not dumpable once it has spawned: a child of the same user cannot read its
+/// environment even without namespaces.
+#[tokio::test]
+async fn the_parent_environment_is_not_readable() {
+    let fx = Fixture::new();
+    let mut sandbox = view(&fx);
+    sandbox.namespaces = false;
+    let parent = std::process::id();
+    let out = sandboxed(
+        &fx,
+        sandbox,
+        &format!("cat /proc/{parent}/environ >/dev/null 2>&1 && echo ESCAPED; echo done"),
+    )
+    .await;
+    assert!(out.output.contains("done"), "{out:?}");
+    assert!(!out.output.contains("ESCAPED"), "{out:?}");
+    assert!(tool_core::process::harden_self());
+}
