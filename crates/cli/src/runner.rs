@@ -6,18 +6,18 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::json;
-use tool_core::{
-    Access, ApproveAll, JobAction, JobRunner, Registry, RunReport, Stack, ToolContext, ToolError,
-};
+use tool_core::{Access, JobAction, JobRunner, Registry, RunReport, Stack, ToolContext, ToolError};
 
 /// Runs job commands as the `shell` tool would run them: the same bash-grammar analysis, the
 /// same policy decision, the same sandbox, timeout and output limits.
 ///
 /// A job's command is judged by the policy when the job is added — the call that adds it
 /// carries the command's accesses, so a command the policy refuses is never stored, and one
-/// it asks about is asked about then. Adding the job is that approval; at run time the policy
-/// decides again, a refusal is recorded as a `denied` run, and an `Ask` counts as the approval
-/// given when the job was added (there is nobody to ask at 3 a.m.).
+/// it asks about is asked about then. At run time the policy decides again, with nobody to
+/// ask (3 a.m.): a refusal and an `Ask` are both recorded as a `denied` run, whose output names
+/// the `[policy.rules]` line that would let the job run. An approval given when the job was
+/// added does not carry over: the job may have been added under another policy (a `full`
+/// configuration), and what the command reaches can change between runs.
 ///
 /// A prompt job runs the `default` agent on its prompt with the configuration's provider and
 /// every tool except the scheduling ones (a job does not schedule more jobs). There is nobody to
@@ -44,7 +44,8 @@ impl ShellJobRunner {
                 .filter(|t| t.spec().name == "shell"),
         )?;
         Ok(ShellJobRunner {
-            stack: Stack::new(registry).with_approver(Arc::new(ApproveAll)),
+            // No approver: an `Ask` at run time is a refusal (see the type's documentation).
+            stack: Stack::new(registry),
             config: None,
         })
     }

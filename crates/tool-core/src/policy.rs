@@ -86,6 +86,9 @@ pub enum Access {
         programs: Vec<String>,
         /// The tool's classification.
         risk: Risk,
+        /// Why the tool classified it so, naming the program (`rm: deletes a tree`); empty
+        /// for a plain read. Refusals and approval requests repeat it.
+        why: String,
     },
     /// Talk to a network host.
     Network {
@@ -561,7 +564,17 @@ impl Policy {
                     allow
                 }
             }
-            Access::Execute { programs, risk, .. } => {
+            Access::Execute {
+                programs,
+                risk,
+                why,
+                ..
+            } => {
+                let because = if why.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({why})")
+                };
                 if full
                     || (!programs.is_empty() && programs.iter().all(|p| self.command_allowed(p)))
                     || *risk <= self.auto_approve_risk
@@ -570,13 +583,17 @@ impl Policy {
                 } else if *risk == Risk::High && !self.ask_for_high_risk {
                     (
                         Decision::Deny,
-                        "high-risk commands are refused in supervised mode; use a safer command, or add the program to policy.allowed_commands".into(),
+                        format!(
+                            "high-risk commands are refused in supervised mode{because}; use a safer command, or ask the user to add the program to policy.allowed_commands"
+                        ),
                     )
                 } else {
                     (
                         Decision::Ask,
-                        format!("{risk:?}-risk commands need approval in supervised mode")
-                            .to_lowercase(),
+                        format!(
+                            "{}-risk commands need approval in supervised mode{because}",
+                            format!("{risk:?}").to_lowercase()
+                        ),
                     )
                 }
             }

@@ -331,6 +331,7 @@ impl Tool for HardwareMemory {
                     command,
                     programs: vec![program],
                     risk: Risk::Medium,
+                    why: "a debug probe reads and writes a device's memory".into(),
                 }]
             }
         })

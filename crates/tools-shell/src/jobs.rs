@@ -108,6 +108,7 @@ impl Jobs {
         spec: ProcessSpec,
         command: &str,
         deadline: Option<Duration>,
+        guard: crate::plan::Guard,
     ) -> Result<Arc<Job>, ToolError> {
         let mut jobs = self.lock()?;
         let running = jobs.values().filter(|j| j.ended().is_none()).count();
@@ -178,7 +179,11 @@ impl Jobs {
                 }
             }
             let info = spawned.finish().await;
+            let notes = guard.check();
             if let Ok(mut s) = state.lock() {
+                for note in notes {
+                    s.ring.push(format!("\n{note}\n").as_bytes());
+                }
                 s.ended = Some(if timed_out {
                     Ended::TimedOut(info)
                 } else if s.kill_requested {

@@ -1,6 +1,10 @@
 //! From a command line to what the call will touch: the analysis turned into [`Access`]es, and
 //! the directories and sandbox the command will run with.
 
+// The protected-path guard checks and renames paths on the local disk after a command, outside
+// any tool call's workspace handle: the paths are the plan's own, already confined.
+#![allow(clippy::disallowed_methods)]
+
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
@@ -9,7 +13,7 @@ use tool_core::workspace::FileKind;
 use tool_core::{Access, Autonomy, Risk, ToolContext, ToolError, WsPath};
 
 use crate::Config;
-use crate::analyze::{Analysis, TargetKind, analyze};
+use crate::analyze::{Analysis, Reach, TargetKind, analyze};
 
 /// What a shell call will do, worked out before it runs.
 #[derive(Debug)]
@@ -20,6 +24,60 @@ pub(crate) struct Plan {
     pub(crate) cwd: PathBuf,
     /// The sandbox the command runs in.
     pub(crate) sandbox: Sandbox,
+    /// Protected paths that do not exist yet, which the command must not create.
+    pub(crate) guard: Guard,
+}
+
+/// Protected paths that did not exist when a command started. The namespace view mounts the
+/// existing ones read-only, but a mount needs something to mount over, so a command could create
+/// a missing one (a `toolshed.toml` that widens the next start's policy, a `.git/hooks/x` that
+/// the user's next `git commit` runs). [`Guard::check`] runs when the command has ended: what
+/// appeared is renamed aside, so it has no effect, and the output says so.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Guard {
+    missing: Vec<PathBuf>,
+}
+
+impl Guard {
+    fn new(protected: &[PathBuf]) -> Guard {
+        Guard {
+            missing: protected
+                .iter()
+                .filter(|p| std::fs::symlink_metadata(p).is_err())
+                .cloned()
+                .collect(),
+        }
+    }
+
+    /// Renames aside every protected path the command created; one sentence per path.
+    pub(crate) fn check(&self) -> Vec<String> {
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        let mut notes = Vec::new();
+        for p in &self.missing {
+            if std::fs::symlink_metadata(p).is_err() {
+                continue;
+            }
+            let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+            let aside = p.with_file_name(format!(
+                "{}.quarantined-{stamp}",
+                name.as_deref().unwrap_or("protected")
+            ));
+            let shown = p.display();
+            notes.push(match std::fs::rename(p, &aside) {
+                Ok(()) => format!(
+                    "protected: the command created {shown}, a protected path (Toolshed's configuration, git's own files or policy.protected_paths), which no command may create; it was renamed to {} and has no effect",
+                    aside.display()
+                ),
+                Err(e) => format!(
+                    "protected: the command created {shown}, a protected path, and it could not be renamed aside ({e}); remove it before the next start"
+                ),
+            });
+        }
+        notes
+    }
 }
 
 /// Paths of every writable root that no command writes (mounted read-only in the sandbox):
@@ -121,7 +179,27 @@ pub(crate) fn plan(
         ))
     })?;
 
-    let mut risk = analysis.risk;
+    // With the full sandbox (the namespace view included) the kernel confines the command, so
+    // it is judged by what it can reach: what stays in the workspace runs, what leaves it (or
+    // destroys work, or writes .git, or is not fully understood) asks. Without it, by what it
+    // is, and even a read asks unless the user allowed unsandboxed commands.
+    let full_sandbox = config.sandbox && config.namespaces && kernel_sandbox().fully_enforced();
+    let (mut risk, mut why) = if full_sandbox {
+        (
+            analysis.sandboxed_risk,
+            analysis.sandboxed_reasons().join("; "),
+        )
+    } else {
+        (analysis.risk, analysis.reasons().join("; "))
+    };
+    if !full_sandbox && !config.allow_unsandboxed && risk < Risk::Medium {
+        risk = Risk::Medium;
+        why = if config.sandbox && config.namespaces {
+            "the full sandbox does not hold on this machine (`toolshed doctor` says why), so every command asks".into()
+        } else {
+            "the shell's sandbox is switched off in the configuration, so every command asks".into()
+        };
+    }
     let mut accesses = Vec::new();
     for target in &analysis.targets {
         let paths = resolve_target(ctx, &cwd_path, &target.path, target.bases.as_deref())?;
@@ -144,18 +222,13 @@ pub(crate) fn plan(
         accesses.push(Access::Network { host: "*".into() });
     }
 
-    let unsandboxed = !config.sandbox || !kernel_sandbox().fully_enforced();
-    if unsandboxed && !config.allow_unsandboxed && risk < Risk::Medium {
-        // Without the sandbox nothing but the analysis stands between the command and the
-        // machine: supervised mode asks (see `Config::allow_unsandboxed`).
-        risk = Risk::Medium;
-    }
     accesses.insert(
         0,
         Access::Execute {
             command: command.to_string(),
             programs: analysis.programs(),
             risk,
+            why,
         },
     );
 
@@ -187,11 +260,13 @@ pub(crate) fn plan(
         sandbox.protected.extend(names.map(|n| root.join(n)));
     }
     sandbox.masked = masked_programs(&ctx.policy.denied_commands, &config.env_allow);
+    let guard = Guard::new(&sandbox.protected);
     Ok(Plan {
         analysis,
         accesses,
         cwd: cwd_path,
         sandbox,
+        guard,
     })
 }
 
@@ -270,5 +345,5 @@ fn writes_git(analysis: &Analysis) -> bool {
     analysis
         .commands
         .iter()
-        .any(|c| c.program == "git" && c.risk >= Risk::Medium)
+        .any(|c| c.reach == Reach::GitInternals)
 }

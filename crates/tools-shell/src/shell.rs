@@ -187,7 +187,9 @@ impl Tool for Shell {
 
         if args.background {
             let deadline = args.timeout_secs.map(Duration::from_secs);
-            let job = self.jobs.start(spec, &args.command, deadline)?;
+            let job = self
+                .jobs
+                .start(spec, &args.command, deadline, plan.guard.clone())?;
             let mut text = format!(
                 "started background job {}; read its output with job_output {{\"job_id\": {}}}, stop it with job_kill",
                 job.id, job.id
@@ -208,7 +210,9 @@ impl Tool for Shell {
             })));
         }
 
-        let out = run(spec, ctx).await?;
+        let out = run(spec, ctx).await;
+        let notes = plan.guard.check();
+        let out = out?;
         let secs = args.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS);
         let mut text = if out.timed_out {
             format!("killed after {secs} s (timeout); output so far:\n")
@@ -226,6 +230,10 @@ impl Tool for Shell {
             text.push('\n');
         }
         text.push_str(&out.output);
+        for note in &notes {
+            text.push('\n');
+            text.push_str(note);
+        }
         let mut result = ToolOutput::text(text).with_structured(json!({
             "exit_code": out.exit_code,
             "signal": out.signal,

@@ -26,6 +26,7 @@ fn exec(command: &str, programs: &[&str], risk: Risk) -> Access {
         command: command.into(),
         programs: programs.iter().map(|s| s.to_string()).collect(),
         risk,
+        why: String::new(),
     }
 }
 

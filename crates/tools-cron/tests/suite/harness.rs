@@ -51,6 +51,7 @@ impl JobRunner for RecordingRunner {
                     command: c.clone(),
                     programs: vec![program],
                     risk,
+                    why: String::new(),
                 }])
             }
             JobAction::Prompt(_) => Err(ToolError::Failed(

@@ -3,60 +3,128 @@
 use brush_parser::ast;
 use tool_core::Risk;
 
-use super::words::{Word, heredoc_substitutions, parse_word};
-use super::{Analysis, Command, Target, TargetKind, Unknown};
+use super::programs::{Class, Value};
+use super::words::{Effects, Word, heredoc_substitutions, parse_word};
+use super::{Analysis, Command, Reach, Target, TargetKind, Unknown};
 
 /// How deep substitutions may nest before the command is refused.
 const MAX_DEPTH: usize = 16;
 
-/// Analyses a command line as `/bin/sh -c` will run it.
+/// Analyses a command line as `bash -c` will run it.
 pub fn analyze(command: &str) -> Result<Analysis, Unknown> {
     let mut w = Walker::new();
     w.script(command)?;
-    Ok(w.finish())
+    w.finish()
+}
+
+/// A command that runs code from its input or its arguments, so that code fetched from the
+/// network and fed to it can be told apart.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CodeRunner {
+    pub(crate) index: usize,
+    pub(crate) stdin: bool,
+    pub(crate) args: bool,
 }
 
 pub(crate) struct Walker {
     pub(crate) options: brush_parser::ParserOptions,
-    commands: Vec<Command>,
+    pub(crate) commands: Vec<Command>,
     targets: Vec<Target>,
     /// The directories the shell may be in (relative to where it started); `None` when unknown.
     pub(crate) cwd: Option<Vec<String>>,
     depth: usize,
+    /// Every variable assignment, in order, with where its value came from.
+    pub(crate) vars: Vec<(String, Value)>,
+    /// Variables declared as integers (`declare -i`): bash evaluates what is assigned to them.
+    pub(crate) integers: Vec<String>,
+    /// Variables whose values bash evaluates as arithmetic, with where.
+    pub(crate) arith_reads: Vec<(String, String)>,
+    pub(crate) runners: Vec<CodeRunner>,
 }
 
 impl Walker {
     pub(crate) fn new() -> Walker {
         Walker {
             options: brush_parser::ParserOptions {
-                // `/bin/sh`: POSIX grammar, no extglob, no bash-only syntax (`[[`, `((`, `<(…)`
-                // and `&>` mean what dash makes of them, or fail to parse and are refused).
+                // `bash -c`: bash's grammar (`[[ ]]`, `(( ))`, `<(…)`, arrays, coprocesses), with
+                // extglob off as in a non-interactive bash.
                 enable_extended_globbing: false,
-                posix_mode: true,
-                sh_mode: true,
+                posix_mode: false,
+                sh_mode: false,
                 ..Default::default()
             },
             commands: Vec::new(),
             targets: Vec::new(),
             cwd: Some(vec![String::new()]),
             depth: 0,
+            vars: Vec::new(),
+            integers: Vec::new(),
+            arith_reads: Vec::new(),
+            runners: Vec::new(),
         }
     }
 
-    fn finish(self) -> Analysis {
+    /// The worst source of any value assigned to `name` (`Plain` when the command line never
+    /// sets it: the environment is scrubbed).
+    fn value(&self, name: &str) -> Value {
+        self.vars
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, v)| *v)
+            .max()
+            .unwrap_or(Value::Plain)
+    }
+
+    fn finish(mut self) -> Result<Analysis, Unknown> {
+        // Values bash evaluates as arithmetic: integer variables and variables read by
+        // arithmetic. Checked once the whole script is known, since loops run their bodies again
+        // after later assignments.
+        let mut evaluated: Vec<(String, String)> = self
+            .integers
+            .iter()
+            .map(|n| (n.clone(), format!("`{n}` is an integer variable")))
+            .collect();
+        evaluated.extend(self.arith_reads.iter().cloned());
+        for (name, context) in evaluated {
+            match self.value(&name) {
+                Value::Plain => {}
+                Value::Code => {
+                    return Err(Unknown(format!(
+                        "{context}, so bash evaluates the value of `{name}` as arithmetic, and that value holds a command substitution in an array subscript, which runs; compute the value in separate steps"
+                    )));
+                }
+                Value::Outside => {
+                    let reason = format!(
+                        "{context}: bash evaluates the value of `{name}` as arithmetic, and it comes from outside the command line (read, a loop over files, a substitution), where an array subscript would run commands"
+                    );
+                    self.push_command(
+                        &format!("(({name}))"),
+                        &[],
+                        Class::new(Risk::Medium, Reach::Unknown, reason),
+                    );
+                }
+            }
+        }
         let risk = self
             .commands
             .iter()
             .map(|c| c.risk)
             .max()
             .unwrap_or(Risk::Low);
+        let sandboxed_risk = self
+            .commands
+            .iter()
+            .map(|c| c.reach.sandboxed_risk())
+            .max()
+            .unwrap_or(Risk::Low);
         let network = self.commands.iter().any(|c| c.network);
-        Analysis {
+        Ok(Analysis {
             commands: self.commands,
             targets: self.targets,
             risk,
+            sandboxed_risk,
             network,
-        }
+        })
     }
 
     /// Parses and walks a script (the command line, or the text of a substitution).
@@ -70,7 +138,7 @@ impl Walker {
             brush_parser::Parser::new(std::io::Cursor::new(text.as_bytes()), &self.options);
         let program = parser.parse_program().map_err(|e| {
             Unknown(format!(
-                "the command could not be parsed as POSIX sh ({e}); bash-only syntax such as <(…), [[ ]] or (( )) is not supported, so rewrite it for sh"
+                "the command could not be parsed as bash ({e}); fix the syntax, or put a long script in a file and run it"
             ))
         })?;
         self.depth += 1;
@@ -95,8 +163,12 @@ impl Walker {
     }
 
     fn pipeline(&mut self, p: &ast::Pipeline) -> Result<(), Unknown> {
+        let start = self.commands.len();
         for c in &p.seq {
+            let stage = self.commands.len();
             self.command(c)?;
+            // `curl … | sh`: code from the network, run by a later stage.
+            self.fetched_code(start, stage, stage, true);
         }
         Ok(())
     }
@@ -117,9 +189,15 @@ impl Walker {
                 "the command defines a shell function (`{}`), whose later calls Toolshed cannot check; write the commands out instead",
                 f.fname.value
             ))),
-            ast::Command::ExtendedTest(..) => Err(Unknown(
-                "`[[ … ]]` is bash syntax; use `[ … ]` (test) with /bin/sh".into(),
-            )),
+            ast::Command::ExtendedTest(t, redirects) => {
+                self.extended_test(&t.expr)?;
+                if let Some(ast::RedirectList(list)) = redirects {
+                    for r in list {
+                        self.redirect(r)?;
+                    }
+                }
+                Ok(())
+            }
         }
     }
 
@@ -128,9 +206,22 @@ impl Walker {
             ast::CompoundCommand::BraceGroup(g) => self.compound_list(&g.list),
             ast::CompoundCommand::Subshell(s) => self.compound_list(&s.list),
             ast::CompoundCommand::ForClause(f) => {
-                for w in f.values.iter().flatten() {
-                    self.word(&w.value)?;
+                let mut value = Value::Plain;
+                match &f.values {
+                    Some(values) => {
+                        for w in values {
+                            let word = self.word(&w.value)?;
+                            value = value.max(if word.glob {
+                                Value::Outside
+                            } else {
+                                Value::of(&word)
+                            });
+                        }
+                    }
+                    // `for x; do`: the positional parameters.
+                    None => value = Value::Outside,
                 }
+                self.set_var("for", &Word::fixed(&f.variable_name), value, false)?;
                 self.compound_list(&f.body.list)
             }
             ast::CompoundCommand::CaseClause(c) => {
@@ -160,28 +251,47 @@ impl Walker {
                 self.compound_list(&w.0)?;
                 self.compound_list(&w.1.list)
             }
-            ast::CompoundCommand::Arithmetic(_) | ast::CompoundCommand::ArithmeticForClause(_) => {
-                Err(Unknown(
-                    "`(( … ))` is bash syntax; use $(( … )) inside a POSIX command".into(),
-                ))
+            ast::CompoundCommand::Arithmetic(a) => self.arith(&a.expr.value, "`(( … ))`"),
+            ast::CompoundCommand::ArithmeticForClause(f) => {
+                for e in [&f.initializer, &f.condition, &f.updater]
+                    .into_iter()
+                    .flatten()
+                {
+                    self.arith(&e.value, "`for (( … ))`")?;
+                }
+                self.compound_list(&f.body.list)
             }
-            ast::CompoundCommand::Coprocess(_) => Err(Unknown(
-                "coprocesses are not supported; run the command in the background instead".into(),
-            )),
+            ast::CompoundCommand::Coprocess(c) => {
+                let name = c.name.as_ref().map_or("COPROC", |n| n.value.as_str());
+                self.set_var("coproc", &Word::fixed(name), Value::Plain, false)?;
+                self.command(&c.body)
+            }
         }
     }
 
     /// Parses a word, analyses its substitutions, and returns it.
     pub(crate) fn word(&mut self, raw: &str) -> Result<Word, Unknown> {
-        let (word, subs) = parse_word(raw, &self.options)?;
-        for s in subs {
-            self.script(&s)?;
-        }
+        let (word, effects) = parse_word(raw, &self.options)?;
+        self.effects(effects)?;
         Ok(word)
     }
 
+    fn effects(&mut self, effects: Effects) -> Result<(), Unknown> {
+        for s in effects.subs {
+            self.script(&s)?;
+        }
+        for n in effects.assigns {
+            self.assignment(&n, Value::Outside, false)?;
+        }
+        for a in effects.arith {
+            self.arith(&a, "an arithmetic expansion")?;
+        }
+        Ok(())
+    }
+
     fn simple(&mut self, s: &ast::SimpleCommand) -> Result<(), Unknown> {
-        let mut assignments: Vec<(String, Word)> = Vec::new();
+        let start = self.commands.len();
+        let mut assignments: Vec<(String, Value)> = Vec::new();
         let mut words: Vec<Word> = Vec::new();
         for item in s.prefix.iter().flat_map(|p| p.0.iter()) {
             self.item(item, true, &mut assignments, &mut words)?;
@@ -194,20 +304,25 @@ impl Walker {
         }
         let exported = !words.is_empty();
         for (name, value) in &assignments {
-            self.assignment(name, Some(value), exported)?;
+            self.assignment(name, *value, exported)?;
         }
         if words.is_empty() {
             return Ok(());
         }
         let program = words.remove(0);
-        self.classify(&program, &words)
+        let inputs = self.commands.len();
+        self.classify(&program, &words)?;
+        // `sh -c "$(curl …)"`, `bash <(curl …)`, `sh <<< "$(curl …)"`: code from the network
+        // in the command's own words or redirections.
+        self.fetched_code(start, inputs, inputs, false);
+        Ok(())
     }
 
     fn item(
         &mut self,
         item: &ast::CommandPrefixOrSuffixItem,
         in_prefix: bool,
-        assignments: &mut Vec<(String, Word)>,
+        assignments: &mut Vec<(String, Value)>,
         words: &mut Vec<Word>,
     ) -> Result<(), Unknown> {
         match item {
@@ -217,33 +332,70 @@ impl Walker {
                 Ok(())
             }
             ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
-                if !in_prefix {
-                    // `export A=b`, `local x=1`: an argument of the builtin.
-                    words.push(self.word(&w.value)?);
+                let (name, subscript) = match &a.name {
+                    ast::AssignmentName::VariableName(n) => (n.clone(), None),
+                    ast::AssignmentName::ArrayElementName(n, i) => (n.clone(), Some(i.clone())),
+                };
+                if let Some(i) = &subscript {
+                    self.arith(i, &format!("the subscript of `{name}[{i}]`"))?;
+                }
+                let mut static_value: Option<String> = None;
+                let value = match &a.value {
+                    ast::AssignmentValue::Scalar(v) => {
+                        let v = self.word(&v.value)?;
+                        static_value = v.text.clone();
+                        Value::of(&v)
+                    }
+                    ast::AssignmentValue::Array(items) => {
+                        let mut value = Value::Plain;
+                        for (key, v) in items {
+                            if let Some(k) = key {
+                                let k = self.word(&k.value)?;
+                                let text = k.literal().unwrap_or(&k.raw).to_string();
+                                self.arith(&text, &format!("the key `{text}` of `{name}=(…)`"))?;
+                            }
+                            let v = self.word(&v.value)?;
+                            value = value.max(if v.glob {
+                                Value::Outside
+                            } else {
+                                Value::of(&v)
+                            });
+                        }
+                        value
+                    }
+                };
+                if !in_prefix || !words.is_empty() {
+                    // `export A=b`, `local x=1`: an argument of the builtin, as `NAME=value`
+                    // when the value is static.
+                    let full = match &subscript {
+                        Some(i) => format!("{name}[{i}]"),
+                        None => name.clone(),
+                    };
+                    let word = match (&static_value, value) {
+                        (Some(t), _) => Word::fixed(&format!("{full}={t}")),
+                        (None, Value::Plain) => Word::fixed(&format!("{full}=")),
+                        _ => {
+                            let mut word = Word::dynamic(&w.value, false);
+                            word.prefix = format!("{full}=");
+                            word
+                        }
+                    };
+                    words.push(word);
                     return Ok(());
                 }
-                let value = match &a.value {
-                    ast::AssignmentValue::Scalar(v) => self.word(&v.value)?,
-                    ast::AssignmentValue::Array(_) => {
-                        return Err(Unknown(
-                            "array assignments are bash syntax; use plain variables".into(),
-                        ));
-                    }
-                };
-                let name = match &a.name {
-                    ast::AssignmentName::VariableName(n) => n.clone(),
-                    ast::AssignmentName::ArrayElementName(n, _) => {
-                        return Err(Unknown(format!(
-                            "`{n}[…]=` is bash array syntax; use plain variables"
-                        )));
-                    }
-                };
                 assignments.push((name, value));
                 Ok(())
             }
-            ast::CommandPrefixOrSuffixItem::ProcessSubstitution(..) => Err(Unknown(
-                "process substitution <(…) is bash syntax, not sh; write to a temporary file instead".into(),
-            )),
+            ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
+                if words.is_empty() {
+                    return Err(Unknown(
+                        "a process substitution <(…) stands where the program name goes, so bash would run the pipe itself; name the program literally".into(),
+                    ));
+                }
+                self.compound_list(&sub.list)?;
+                words.push(Word::dynamic("<(…)", false));
+                Ok(())
+            }
         }
     }
 
@@ -260,9 +412,12 @@ impl Walker {
                                 self.push_command(
                                     "<",
                                     &[word],
-                                    Risk::High,
-                                    "reads from a network socket (/dev/tcp)",
-                                    true,
+                                    Class::new(
+                                        Risk::High,
+                                        Reach::Network,
+                                        "reads from a network socket (/dev/tcp)",
+                                    )
+                                    .net(),
                                 );
                             }
                             Ok(())
@@ -281,15 +436,14 @@ impl Walker {
                         _ => self.redirect_target(&word),
                     }
                 }
-                ast::IoFileRedirectTarget::ProcessSubstitution(..) => Err(Unknown(
-                    "process substitution >(…) is bash syntax, not sh; write to a temporary file instead".into(),
-                )),
+                ast::IoFileRedirectTarget::ProcessSubstitution(_, sub) => {
+                    self.compound_list(&sub.list)
+                }
             },
             ast::IoRedirect::HereDocument(_, doc) => {
                 if doc.requires_expansion {
-                    for s in heredoc_substitutions(&doc.doc.value, &self.options)? {
-                        self.script(&s)?;
-                    }
+                    let effects = heredoc_substitutions(&doc.doc.value, &self.options)?;
+                    self.effects(effects)?;
                 }
                 Ok(())
             }
@@ -354,20 +508,15 @@ impl Walker {
     }
 
     /// Records a construct that is not a program but has a risk (an assignment, a socket read).
-    pub(crate) fn push_command(
-        &mut self,
-        what: &str,
-        args: &[Word],
-        risk: Risk,
-        reason: &str,
-        network: bool,
-    ) {
+    pub(crate) fn push_command(&mut self, what: &str, args: &[Word], class: Class) {
         self.commands.push(Command {
             program: what.to_string(),
             args: args.iter().map(|a| a.display().to_string()).collect(),
-            risk,
-            reason: reason.to_string(),
-            network,
+            risk: class.risk,
+            reason: class.reason,
+            reach: class.reach,
+            reach_reason: class.reach_reason,
+            network: class.network,
             synthetic: true,
         });
     }
@@ -380,17 +529,28 @@ impl Walker {
             args: args.iter().map(|a| a.display().to_string()).collect(),
             risk: Risk::Low,
             reason: String::new(),
+            reach: Reach::Contained,
+            reach_reason: String::new(),
             network: false,
             synthetic: false,
         });
         self.commands.len() - 1
     }
 
-    pub(crate) fn set_class(&mut self, index: usize, risk: Risk, reason: String, network: bool) {
+    pub(crate) fn set_class(&mut self, index: usize, class: Class) {
+        if class.stdin_code || class.arg_code {
+            self.runners.push(CodeRunner {
+                index,
+                stdin: class.stdin_code,
+                args: class.arg_code,
+            });
+        }
         if let Some(c) = self.commands.get_mut(index) {
-            c.risk = risk;
-            c.reason = reason;
-            c.network = network;
+            c.risk = class.risk;
+            c.reason = class.reason;
+            c.reach = class.reach;
+            c.reach_reason = class.reach_reason;
+            c.network = class.network;
         }
     }
 }

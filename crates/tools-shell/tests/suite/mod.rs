@@ -14,6 +14,23 @@ use std::time::{Duration, Instant};
 use tempfile::TempDir;
 use tool_core::{Limits, Policy, Registry, Stack, ToolContext, ToolError, ToolOutput, Workspace};
 
+/// Whether this kernel lets the shell build its namespace sandbox, probed directly (not asked
+/// of the code under test). `TOOLSHED_REQUIRE_SANDBOX=1` makes a refusal a failure.
+pub(crate) fn kernel_has_user_namespaces() -> bool {
+    let ok = std::process::Command::new("unshare")
+        .args(["-Ur", "true"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        ok || std::env::var_os("TOOLSHED_REQUIRE_SANDBOX").is_none_or(|v| v != "1"),
+        "TOOLSHED_REQUIRE_SANDBOX=1 but this kernel refuses user namespaces"
+    );
+    ok
+}
+
 /// `base/ws` is the workspace; `base/outside` is a directory no command may write to.
 pub(crate) struct Fixture {
     _dir: TempDir,
