@@ -156,3 +156,57 @@ fn a_reader_that_stops_early_ends_the_output_quietly() {
         assert!(!err.contains("panicked"), "{format}: {err}");
     }
 }
+
+/// `toolshed doctor` reports every layer, and its verdict agrees with the kernel as probed here
+/// (`unshare -Ur true`), not as the code under test says.
+#[test]
+fn doctor_reports_each_layer_and_agrees_with_the_kernel() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = toolshed(dir.path(), &["doctor"], None);
+    let text = stdout(&out);
+    for layer in [
+        "namespaces",
+        "landlock",
+        "seccomp",
+        "session",
+        "dumpable",
+        "file size",
+        "processes",
+    ] {
+        assert!(
+            text.lines()
+                .any(|l| l.split_whitespace().nth(1) == Some(layer)
+                    || l.contains(&format!(" {layer} "))),
+            "no line for {layer}: {text}"
+        );
+    }
+    let userns = std::process::Command::new("unshare")
+        .args(["-Ur", "true"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    let namespaces_line = text
+        .lines()
+        .find(|l| l.contains(" namespaces "))
+        .unwrap_or_default();
+    assert_eq!(
+        namespaces_line.starts_with("ok"),
+        userns,
+        "{namespaces_line}"
+    );
+    if !userns {
+        assert_eq!(out.status.code(), Some(1), "{text}");
+        assert!(text.contains("every command asks first"), "{text}");
+    }
+    // Twin: with the sandbox switched off in the configuration, it says so and exits 1.
+    std::fs::write(
+        dir.path().join("toolshed.toml"),
+        "[shell]\nsandbox = false\n",
+    )
+    .unwrap();
+    let out = toolshed(dir.path(), &["doctor"], None);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(stdout(&out).contains("switched off"), "{}", stdout(&out));
+}
