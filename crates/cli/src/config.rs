@@ -427,6 +427,21 @@ impl Config {
         policy.allow_http = p.allow_http;
         policy.allowed_devices = p.allowed_devices.clone();
         policy.allow_git_internals = p.allow_git_internals;
+        for path in &p.protected_paths {
+            if path.contains(['*', '?', '[', ']', '{', '}']) {
+                anyhow::bail!(
+                    "policy.protected_paths entry `{path}` is a pattern, but protected paths are plain paths (relative to each writable root), which the shell's sandbox mounts read-only; list the path itself, or refuse writes by pattern with a rule such as `\"write({path})\" = \"deny\"` under [policy.rules]"
+                );
+            }
+            if path.starts_with('/')
+                || path.split('/').any(|c| c == "..")
+                || path.trim_matches('/').is_empty()
+            {
+                anyhow::bail!(
+                    "policy.protected_paths entry `{path}` must be a path inside the workspace, relative to its root (such as `secrets` or `config/prod.yaml`)"
+                );
+            }
+        }
         policy.protected_paths = p.protected_paths.clone();
         Ok(policy)
     }

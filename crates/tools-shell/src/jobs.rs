@@ -52,6 +52,8 @@ pub(crate) struct Job {
     notify: Arc<Notify>,
     killer: Killer,
     task: Mutex<Option<JoinHandle<()>>>,
+    /// Checked while the job runs, when it ends, and when the registry is dropped.
+    guard: crate::plan::Guard,
 }
 
 /// A snapshot of a job for the tools.
@@ -164,19 +166,37 @@ impl Jobs {
             notify: Arc::clone(&notify),
             killer: spawned.killer(),
             task: Mutex::new(None),
+            guard: guard.clone(),
         });
+        let watch_state = Arc::clone(&state);
+        let watch_guard = guard.clone();
         let task = tokio::spawn(async move {
             let mut timed_out = false;
-            match deadline {
-                Some(d) => {
-                    tokio::select! {
-                        _ = spawned.wait_main() => {}
-                        () = tokio::time::sleep(d) => timed_out = true,
+            // While the job runs, a protected path it creates is renamed aside within a
+            // quarter of a second, so a `toolshed` that starts meanwhile does not read it.
+            let watch = async {
+                loop {
+                    tokio::time::sleep(crate::plan::GUARD_EVERY).await;
+                    let notes = watch_guard.check();
+                    if !notes.is_empty()
+                        && let Ok(mut s) = watch_state.lock()
+                    {
+                        for note in notes {
+                            s.ring.push(format!("\n{note}\n").as_bytes());
+                        }
                     }
                 }
-                None => {
-                    spawned.wait_main().await;
+            };
+            let deadline = async {
+                match deadline {
+                    Some(d) => tokio::time::sleep(d).await,
+                    None => std::future::pending().await,
                 }
+            };
+            tokio::select! {
+                _ = spawned.wait_main() => {}
+                () = deadline => timed_out = true,
+                () = watch => {}
             }
             let info = spawned.finish().await;
             let notes = guard.check();
@@ -222,6 +242,9 @@ impl Drop for Jobs {
         if let Ok(jobs) = self.jobs.lock() {
             for job in jobs.values() {
                 job.killer.kill();
+                // The job's task is aborted below, so its own last check never runs: rename
+                // aside here (nobody is left to read the notes).
+                let _ = job.guard.check();
                 if let Ok(mut t) = job.task.lock()
                     && let Some(t) = t.take()
                 {

@@ -28,38 +28,54 @@ pub(crate) struct Plan {
     pub(crate) guard: Guard,
 }
 
-/// Protected paths that did not exist when a command started. The namespace view mounts the
-/// existing ones read-only, but a mount needs something to mount over, so a command could create
-/// a missing one (a `toolshed.toml` that widens the next start's policy, a `.git/hooks/x` that
-/// the user's next `git commit` runs). [`Guard::check`] runs when the command has ended: what
-/// appeared is renamed aside, so it has no effect, and the output says so.
+/// The protected paths of a command, as they were when it started. The namespace view mounts
+/// the existing ones read-only, but a mount needs something to mount over, and a mount moves
+/// with its parent directory: a command could create a missing one (a `toolshed.toml` that
+/// widens the next start's policy, a `.git/hooks/x` that the user's next `git commit` runs), or
+/// rename a protected file's parent away and put a new file in its place. [`Guard::check`]
+/// runs while a background job runs and when any command ends: whatever appeared or replaced
+/// a protected path is renamed aside, so it has no effect, and the output says so.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Guard {
-    missing: Vec<PathBuf>,
+    /// Each protected path, with its device and inode when it existed.
+    paths: Vec<(PathBuf, Option<(u64, u64)>)>,
+}
+
+/// How often a running command's protected paths are checked.
+pub(crate) const GUARD_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
+
+fn identity(path: &std::path::Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::symlink_metadata(path)
+        .ok()
+        .map(|m| (m.dev(), m.ino()))
 }
 
 impl Guard {
     fn new(protected: &[PathBuf]) -> Guard {
         Guard {
-            missing: protected
-                .iter()
-                .filter(|p| std::fs::symlink_metadata(p).is_err())
-                .cloned()
-                .collect(),
+            paths: protected.iter().map(|p| (p.clone(), identity(p))).collect(),
         }
     }
 
-    /// Renames aside every protected path the command created; one sentence per path.
+    /// Renames aside every protected path the command created or replaced; one sentence per
+    /// path.
     pub(crate) fn check(&self) -> Vec<String> {
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0);
         let mut notes = Vec::new();
-        for p in &self.missing {
-            if std::fs::symlink_metadata(p).is_err() {
+        for (p, before) in &self.paths {
+            let now = identity(p);
+            if now.is_none() || now == *before {
                 continue;
             }
+            let what = if before.is_none() {
+                "created"
+            } else {
+                "replaced"
+            };
             let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
             let aside = p.with_file_name(format!(
                 "{}.quarantined-{stamp}",
@@ -68,11 +84,11 @@ impl Guard {
             let shown = p.display();
             notes.push(match std::fs::rename(p, &aside) {
                 Ok(()) => format!(
-                    "protected: the command created {shown}, a protected path (Toolshed's configuration, git's own files or policy.protected_paths), which no command may create; it was renamed to {} and has no effect",
+                    "protected: the command {what} {shown}, a protected path (Toolshed's configuration, git's own files or policy.protected_paths), which no command may change; it was renamed to {} and has no effect",
                     aside.display()
                 ),
                 Err(e) => format!(
-                    "protected: the command created {shown}, a protected path, and it could not be renamed aside ({e}); remove it before the next start"
+                    "protected: the command {what} {shown}, a protected path, and it could not be renamed aside ({e}); remove it before the next start"
                 ),
             });
         }
@@ -85,8 +101,17 @@ impl Guard {
 pub(crate) const PROTECTED: &[&str] = &[".git", "toolshed.toml", ".toolshed"];
 
 /// The parts of `.git` that stay read-only even when a command was allowed to write the
-/// repository (`git commit` in the shell, approved): what runs programs.
-pub(crate) const GIT_PROTECTED: &[&str] = &[".git/config", ".git/hooks", ".git/info"];
+/// repository (`git commit` in the shell, approved): what runs programs, and what points git at
+/// another directory whose config would (`commondir`, submodules' and worktrees' git dirs).
+pub(crate) const GIT_PROTECTED: &[&str] = &[
+    ".git/config",
+    ".git/config.worktree",
+    ".git/commondir",
+    ".git/hooks",
+    ".git/info",
+    ".git/modules",
+    ".git/worktrees",
+];
 
 /// Where programs are looked for, besides the child's own `PATH`, when masking denied ones.
 const PROGRAM_DIRS: &[&str] = &[

@@ -210,8 +210,18 @@ impl Tool for Shell {
             })));
         }
 
-        let out = run(spec, ctx).await;
-        let notes = plan.guard.check();
+        // While the command runs, and when it has ended, a protected path it created or
+        // replaced is renamed aside (see `plan::Guard`).
+        let running = run(spec, ctx);
+        tokio::pin!(running);
+        let mut notes = Vec::new();
+        let out = loop {
+            tokio::select! {
+                out = &mut running => break out,
+                () = tokio::time::sleep(crate::plan::GUARD_EVERY) => notes.extend(plan.guard.check()),
+            }
+        };
+        notes.extend(plan.guard.check());
         let out = out?;
         let secs = args.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS);
         let mut text = if out.timed_out {

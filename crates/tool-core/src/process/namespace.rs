@@ -284,6 +284,13 @@ pub(crate) fn prepare(view: &View) -> Result<Prepared, String> {
         if std::fs::metadata(&c).map(|m| m.is_dir()).unwrap_or(true) {
             continue;
         }
+        // Only what the view shows needs masking (a program in the hidden real $HOME is not
+        // there at all, and there would be nothing to mount over).
+        let shown = SYSTEM.iter().any(|s| c.starts_with(s))
+            || trees.iter().any(|(src, _, _)| c.starts_with(src));
+        if !shown {
+            continue;
+        }
         ops.push(Op::Bind {
             src: cstr(b"/oldroot/dev/null")?,
             dst: inside(&c)?,

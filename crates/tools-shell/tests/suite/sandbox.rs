@@ -243,3 +243,68 @@ async fn a_created_protected_path_is_renamed_aside() {
     assert!(seen.contains("renamed to"), "{seen}");
     assert!(!fx.path(".toolshed").exists());
 }
+
+/// A protected file whose parent directory is renamed away and recreated is not replaced: the
+/// new file is renamed aside when the command ends. The original is where the command put it.
+#[tokio::test]
+async fn a_replaced_protected_path_is_renamed_aside() {
+    let fx = Fixture::new();
+    std::fs::create_dir_all(fx.path("config")).unwrap();
+    std::fs::write(fx.path("config/prod.yaml"), "ORIGINAL").unwrap();
+    let mut policy = Policy::full();
+    policy.protected_paths = vec!["config/prod.yaml".into()];
+    let swap = "python3 -c \"import os; os.rename('config', 'config.old'); os.mkdir('config'); open('config/prod.yaml', 'w').write('ATTACKER')\"";
+    let out = fx.sh(policy.clone(), swap).await.unwrap();
+    let t = out.joined_text();
+    assert!(t.contains("replaced"), "{t}");
+    assert_ne!(
+        std::fs::read_to_string(fx.path("config/prod.yaml"))
+            .ok()
+            .as_deref(),
+        Some("ATTACKER"),
+        "{t}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(fx.path("config.old/prod.yaml")).unwrap(),
+        "ORIGINAL"
+    );
+    // Twin: an unprotected file may be swapped the same way.
+    std::fs::create_dir_all(fx.path("data")).unwrap();
+    std::fs::write(fx.path("data/x"), "old").unwrap();
+    let out = fx
+        .sh(
+            policy,
+            "python3 -c \"import os; os.rename('data', 'data.old'); os.mkdir('data'); open('data/x', 'w').write('new')\"",
+        )
+        .await
+        .unwrap();
+    assert!(!out.joined_text().contains("protected"));
+    assert_eq!(std::fs::read_to_string(fx.path("data/x")).unwrap(), "new");
+}
+
+/// A denied program is masked where the view shows it, and a denied program that lives where
+/// the view does not reach (the hidden $HOME) does not stop other commands from starting.
+#[tokio::test]
+async fn denied_programs_are_masked_and_the_rest_still_runs() {
+    if !super::kernel_has_user_namespaces() {
+        return;
+    }
+    let fx = Fixture::new();
+    let mut policy = Policy::full();
+    policy.denied_commands = vec!["python3".into(), "touch".into()];
+    let out = fx.sh(policy.clone(), "echo still-runs").await.unwrap();
+    assert!(
+        out.joined_text().contains("still-runs"),
+        "{}",
+        out.joined_text()
+    );
+    let out = fx
+        .sh(
+            policy.clone(),
+            "printf touch | xargs -I{} sh -c '{} planted'",
+        )
+        .await;
+    assert!(!fx.path("planted").exists(), "{out:?}");
+    let got = fx.sh(policy, "python3 -c 'print(1)'").await;
+    assert_eq!(got.unwrap_err().kind(), tool_core::ErrorKind::Denied);
+}
