@@ -113,6 +113,45 @@ pub(crate) const GIT_PROTECTED: &[&str] = &[
     ".git/worktrees",
 ];
 
+/// How deep, and over how many directories, [`nested_git`] looks below a root.
+const NESTED_GIT_DEPTH: usize = 3;
+const NESTED_GIT_DIRS: usize = 256;
+
+/// The `.git` entries (directories, or the files of submodules and worktrees) in the
+/// directories below `root`, breadth first, at most [`NESTED_GIT_DEPTH`] levels down and
+/// [`NESTED_GIT_DIRS`] directories in all, so a huge tree costs a bounded look. Links are not
+/// followed; the root's own `.git` is in [`PROTECTED`] already.
+fn nested_git(root: &std::path::Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut queue = std::collections::VecDeque::from([(root.to_path_buf(), 0usize)]);
+    let mut visited = 0;
+    while let Some((dir, depth)) = queue.pop_front() {
+        visited += 1;
+        if visited > NESTED_GIT_DIRS {
+            break;
+        }
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if name.as_encoded_bytes().eq_ignore_ascii_case(b".git") {
+                if depth > 0 {
+                    found.push(entry.path());
+                }
+                continue;
+            }
+            if kind.is_dir() && depth < NESTED_GIT_DEPTH {
+                queue.push_back((entry.path(), depth + 1));
+            }
+        }
+    }
+    found
+}
+
 /// Where programs are looked for, besides the child's own `PATH`, when masking denied ones.
 const PROGRAM_DIRS: &[&str] = &[
     "/usr/local/sbin",
@@ -283,6 +322,9 @@ pub(crate) fn plan(
             .map(|p| p.to_string())
             .chain(ctx.policy.protected_paths.iter().cloned());
         sandbox.protected.extend(names.map(|n| root.join(n)));
+        // Repositories inside the workspace (`vendor/lib/.git`, a submodule's `.git` file) run
+        // their own hooks and config when the user's git next enters them.
+        sandbox.protected.extend(nested_git(root));
     }
     sandbox.masked = masked_programs(&ctx.policy.denied_commands, &config.env_allow);
     let guard = Guard::new(&sandbox.protected);

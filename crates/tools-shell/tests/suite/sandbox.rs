@@ -308,3 +308,29 @@ async fn denied_programs_are_masked_and_the_rest_still_runs() {
     let got = fx.sh(policy, "python3 -c 'print(1)'").await;
     assert_eq!(got.unwrap_err().kind(), tool_core::ErrorKind::Denied);
 }
+
+/// A repository inside the workspace is protected like the workspace's own: opaque code cannot
+/// plant a hook or a `core.fsmonitor` in `vendor/lib/.git` for the user's next git command.
+#[tokio::test]
+async fn nested_repositories_are_protected_too() {
+    if !super::kernel_has_user_namespaces() {
+        return;
+    }
+    let fx = Fixture::new();
+    std::fs::create_dir_all(fx.path("vendor/lib/.git/hooks")).unwrap();
+    std::fs::write(fx.path("vendor/lib/.git/config"), "[core]\n").unwrap();
+    let script = "python3 -c '\nfor p in (\"vendor/lib/.git/config\", \"vendor/lib/.git/hooks/pre-commit\", \"vendor/lib/notes.txt\"):\n    try:\n        open(p, \"a\").write(\"x\")\n        print(\"WROTE\", p)\n    except OSError as e:\n        print(\"refused\", p, e.errno)\n'";
+    let out = fx.sh(Policy::full(), script).await.unwrap();
+    let t = out.joined_text();
+    assert!(t.contains("refused vendor/lib/.git/config"), "{t}");
+    assert!(
+        t.contains("refused vendor/lib/.git/hooks/pre-commit"),
+        "{t}"
+    );
+    // Twin: the repository's working files stay writable.
+    assert!(t.contains("WROTE vendor/lib/notes.txt"), "{t}");
+    assert_eq!(
+        std::fs::read_to_string(fx.path("vendor/lib/.git/config")).unwrap(),
+        "[core]\n"
+    );
+}
