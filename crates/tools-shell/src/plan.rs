@@ -39,6 +39,10 @@ pub(crate) struct Plan {
 pub(crate) struct Guard {
     /// Each protected path, with its device and inode when it existed.
     paths: Vec<(PathBuf, Option<(u64, u64)>)>,
+    /// The writable roots and the nested repositories found below them at the start: a new
+    /// one (`sub/.git` made by opaque code) is git's own files too, unless the command was
+    /// allowed to write repositories.
+    roots: Vec<(PathBuf, Vec<PathBuf>)>,
 }
 
 /// How often a running command's protected paths are checked.
@@ -51,20 +55,72 @@ fn identity(path: &std::path::Path) -> Option<(u64, u64)> {
         .map(|m| (m.dev(), m.ino()))
 }
 
+/// A name beside `path` that nothing has: the time in nanoseconds, the process and a counter,
+/// checked before use, so a command cannot occupy it in advance.
+fn aside_name(path: &std::path::Path) -> Option<PathBuf> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let name = path.file_name()?.to_string_lossy().into_owned();
+    for _ in 0..16 {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let candidate = path.with_file_name(format!(
+            "{name}.quarantined-{nanos:x}-{}-{n}",
+            std::process::id()
+        ));
+        if std::fs::symlink_metadata(&candidate).is_err() {
+            return Some(candidate);
+        }
+    }
+    None
+}
+
+/// Moves `path` aside, or, when that fails, removes it (it is what the command made): either
+/// way it has no effect afterwards. The sentence says which.
+fn quarantine(path: &std::path::Path, what: &str) -> String {
+    let shown = path.display();
+    if let Some(aside) = aside_name(path)
+        && std::fs::rename(path, &aside).is_ok()
+    {
+        return format!(
+            "protected: the command {what} {shown}, a protected path (Toolshed's configuration, git's own files or policy.protected_paths), which no command may change; it was renamed to {} and has no effect",
+            aside.display()
+        );
+    }
+    let is_dir = std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir());
+    let removed = if is_dir {
+        std::fs::remove_dir_all(path)
+    } else {
+        std::fs::remove_file(path)
+    };
+    match removed {
+        Ok(()) => format!(
+            "protected: the command {what} {shown}, a protected path, which no command may change; it could not be renamed aside, so it was removed"
+        ),
+        Err(e) => format!(
+            "protected: the command {what} {shown}, a protected path, and it could be neither renamed aside nor removed ({e}); remove it before the next start"
+        ),
+    }
+}
+
 impl Guard {
-    fn new(protected: &[PathBuf]) -> Guard {
+    fn new(protected: &[PathBuf], roots: &[PathBuf], repos_allowed: bool) -> Guard {
         Guard {
             paths: protected.iter().map(|p| (p.clone(), identity(p))).collect(),
+            roots: if repos_allowed {
+                Vec::new()
+            } else {
+                roots.iter().map(|r| (r.clone(), nested_git(r))).collect()
+            },
         }
     }
 
-    /// Renames aside every protected path the command created or replaced; one sentence per
-    /// path.
+    /// Moves aside every protected path the command created or replaced, and every
+    /// repository it created below a root; one sentence per path.
     pub(crate) fn check(&self) -> Vec<String> {
-        let stamp = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
         let mut notes = Vec::new();
         for (p, before) in &self.paths {
             let now = identity(p);
@@ -76,21 +132,14 @@ impl Guard {
             } else {
                 "replaced"
             };
-            let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
-            let aside = p.with_file_name(format!(
-                "{}.quarantined-{stamp}",
-                name.as_deref().unwrap_or("protected")
-            ));
-            let shown = p.display();
-            notes.push(match std::fs::rename(p, &aside) {
-                Ok(()) => format!(
-                    "protected: the command {what} {shown}, a protected path (Toolshed's configuration, git's own files or policy.protected_paths), which no command may change; it was renamed to {} and has no effect",
-                    aside.display()
-                ),
-                Err(e) => format!(
-                    "protected: the command {what} {shown}, a protected path, and it could not be renamed aside ({e}); remove it before the next start"
-                ),
-            });
+            notes.push(quarantine(p, what));
+        }
+        for (root, before) in &self.roots {
+            for repo in nested_git(root) {
+                if !before.contains(&repo) {
+                    notes.push(quarantine(&repo, "created"));
+                }
+            }
         }
         notes
     }
@@ -327,7 +376,7 @@ pub(crate) fn plan(
         sandbox.protected.extend(nested_git(root));
     }
     sandbox.masked = masked_programs(&ctx.policy.denied_commands, &config.env_allow);
-    let guard = Guard::new(&sandbox.protected);
+    let guard = Guard::new(&sandbox.protected, &writable, git_allowed);
     Ok(Plan {
         analysis,
         accesses,

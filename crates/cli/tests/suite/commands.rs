@@ -210,3 +210,55 @@ fn doctor_reports_each_layer_and_agrees_with_the_kernel() {
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     assert!(stdout(&out).contains("switched off"), "{}", stdout(&out));
 }
+
+/// A sandboxed command does not outlive a `toolshed` that is killed outright (SIGKILL, when
+/// nothing of it can clean up): the namespace dies with it.
+#[test]
+fn a_killed_toolshed_takes_its_sandboxed_command_with_it() {
+    let userns = std::process::Command::new("unshare")
+        .args(["-Ur", "true"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !userns {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let marker = format!(
+        "{}.{}",
+        300 + std::process::id() % 600,
+        std::process::id() % 97
+    );
+    let args = serde_json::json!({ "command": format!("sleep {marker}; echo late") }).to_string();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolshed"))
+        .arg("--workspace")
+        .arg(dir.path())
+        .args(["call", "shell", &args])
+        .env("XDG_CONFIG_HOME", dir.path().join(".no-user-config"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let sleeping = || {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+            .any(|c| c == format!("sleep\0{marker}\0").as_bytes())
+    };
+    let started = std::time::Instant::now();
+    while !sleeping() && started.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(sleeping(), "the command never started");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let killed = std::time::Instant::now();
+    while sleeping() && killed.elapsed() < std::time::Duration::from_secs(10) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(!sleeping(), "the sandboxed command outlived its toolshed");
+}

@@ -78,6 +78,8 @@ enum Op {
 /// Everything the child needs, allocated before the fork.
 #[derive(Debug)]
 pub(crate) struct Prepared {
+    /// The process that spawns the command (Toolshed).
+    parent: libc::pid_t,
     flags: libc::c_int,
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
@@ -300,6 +302,7 @@ pub(crate) fn prepare(view: &View) -> Result<Prepared, String> {
     }
 
     Ok(Prepared {
+        parent: rustix::process::getpid().as_raw_nonzero().get(),
         flags,
         uid_map: format!("{uid} {uid} 1\n").into_bytes(),
         gid_map: format!("{gid} {gid} 1\n").into_bytes(),
@@ -423,6 +426,15 @@ impl Prepared {
     /// on to exec the command as PID 2 of the new PID namespace; the child and the grandchild
     /// (the namespace's init) never return: each waits for its child and exits with its status.
     pub(crate) fn enter(&self) -> std::io::Result<()> {
+        // If Toolshed dies (even by SIGKILL, when nothing of it can clean up), this child dies,
+        // then the init (which dies with this child), and with the init every process of the
+        // namespace. (The signal follows the spawning thread: Toolshed spawns from its async
+        // workers, which live as long as it does.)
+        sys!(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
+        if sys!(libc::getppid())? != self.parent {
+            // Toolshed died before the line above took effect.
+            return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+        }
         sys!(libc::unshare(self.flags))?;
         write_file(b"/proc/self/setgroups\0", b"deny")?;
         write_file(b"/proc/self/uid_map\0", &self.uid_map)?;

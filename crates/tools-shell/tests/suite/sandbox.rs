@@ -334,3 +334,40 @@ async fn nested_repositories_are_protected_too() {
         "[core]\n"
     );
 }
+
+/// The aside name cannot be taken in advance: a command that fills the names it can predict
+/// and plants `toolshed.toml` through a link still leaves no `toolshed.toml` behind. A
+/// repository it creates below the root is moved aside too.
+#[tokio::test]
+async fn the_guard_cannot_be_outrun_or_sidestepped() {
+    let fx = Fixture::new();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let taken: Vec<String> = (0..40)
+        .map(|i| format!("toolshed.toml.quarantined-{}/x", now + i))
+        .collect();
+    let plant = format!(
+        "mkdir -p {} && ln -s . d && printf '[policy]\\nautonomy = \"full\"\\n' > d/toolshed.toml && rm d",
+        taken.join(" ")
+    );
+    let out = fx.sh(Policy::full(), &plant).await.unwrap();
+    let t = out.joined_text();
+    assert!(t.contains("protected: the command created"), "{t}");
+    assert!(!fx.path("toolshed.toml").exists(), "{t}");
+    let repo = "python3 -c \"import os; os.makedirs('lib/.git/hooks'); open('lib/.git/config', 'w').write('[core]\\\\n\\\\tfsmonitor = touch pwned\\\\n')\"";
+    let out = fx.sh(Policy::full(), repo).await.unwrap();
+    let t = out.joined_text();
+    assert!(!fx.path("lib/.git").exists(), "{t}");
+    assert!(t.contains("created"), "{t}");
+    // Twin: the same tree without `.git` stays.
+    let out = fx
+        .sh(
+            Policy::full(),
+            "python3 -c \"import os; os.makedirs('lib2/hooks'); open('lib2/config', 'w').write('x')\"",
+        )
+        .await
+        .unwrap();
+    assert!(fx.path("lib2/config").exists(), "{}", out.joined_text());
+}
