@@ -142,13 +142,18 @@ fn the_daemon_runs_due_jobs_through_the_shell_and_records_them() {
     let out = d.ws.join("out.txt");
     let started = Instant::now();
     let mut done = false;
+    // Every job has a finished run (the file appearing is not enough: the command that wrote
+    // it may still be ending when the daemon is stopped, and its run would be cancelled).
+    let finished = |job: i64| {
+        let runs = call(&d, &[], "cron_runs", json!({"job_id": job}));
+        runs["structured"]["runs"].as_array().is_some_and(|r| {
+            !r.is_empty()
+                && r.iter()
+                    .all(|run| run["status"] != "running" && !run["status"].is_null())
+        })
+    };
     while started.elapsed() < Duration::from_secs(30) {
-        let runs = call(&d, &[], "cron_runs", json!({"job_id": denied}));
-        if out.exists()
-            && runs["structured"]["runs"]
-                .as_array()
-                .is_some_and(|r| !r.is_empty())
-        {
+        if out.exists() && finished(denied) && finished(ok) && finished(failing) {
             done = true;
             break;
         }
