@@ -10,7 +10,7 @@ use clap::Args;
 use tool_core::{ApproveAll, Approver, NoApprover};
 use toolshed_agent::{AgentEvent, AgentSpec, Channels, Message, Runtime, SessionStore};
 use toolshed_cli::agent_setup::{agents, default_model, provider_config, settings};
-use toolshed_cli::config::Config;
+use toolshed_cli::config::{Config, Source};
 
 use crate::{Session, TerminalApprover};
 
@@ -55,7 +55,7 @@ struct Prepared {
 
 async fn prepare(
     workspace: &Path,
-    config_path: Option<&Path>,
+    config_path: &Source,
     profile: Option<String>,
     args: &AgentArgs,
     interactive: bool,
@@ -262,7 +262,7 @@ async fn turn(p: &Prepared, id: &str, messages: &mut Vec<Message>, text: &str) -
 /// `toolshed run TASK`.
 pub(crate) async fn run(
     workspace: &Path,
-    config: Option<&Path>,
+    config: &Source,
     profile: Option<String>,
     task: String,
     args: AgentArgs,
@@ -278,7 +278,7 @@ pub(crate) async fn run(
 /// `toolshed chat`.
 pub(crate) async fn chat(
     workspace: &Path,
-    config: Option<&Path>,
+    config: &Source,
     profile: Option<String>,
     args: AgentArgs,
 ) -> Result<ExitCode> {

@@ -9,6 +9,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use tool_core::process::{ProcessSpec, Sandbox, harden_self, run};
 use tool_core::{Limits, Policy, ToolContext, Workspace};
+use toolshed_cli::config::Loaded;
 
 /// One layer: its name, whether it holds, and what was seen.
 struct Layer {
@@ -26,11 +27,9 @@ fn sysctl(path: &str) -> Option<String> {
 }
 
 /// The report, and whether every layer holds.
-pub(crate) async fn report(
-    workspace: &Path,
-    shell: &tools_shell::Config,
-) -> Result<(String, bool)> {
+pub(crate) async fn report(workspace: &Path, loaded: &Loaded) -> Result<(String, bool)> {
     use std::fmt::Write as _;
+    let shell = &loaded.config.shell_config();
     let dir = tempfile::tempdir().context("cannot make a temporary workspace for the probe")?;
     let root = dir.path();
     let ws = Workspace::local(root).context("cannot open the probe's workspace")?;
@@ -110,6 +109,28 @@ pub(crate) async fn report(
     let mut text = String::new();
     let _ = writeln!(text, "toolshed doctor: the shell's layers on this machine");
     let _ = writeln!(text, "workspace: {}", workspace.display());
+    let _ = writeln!(
+        text,
+        "user configuration: {}",
+        loaded
+            .user_file
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "none (the defaults)".into())
+    );
+    if let Some(file) = &loaded.workspace_file {
+        let how = if loaded.workspace_trusted {
+            "trusted, applied in full".to_string()
+        } else if loaded.ignored.is_empty() {
+            "untrusted, applied where it narrows (nothing ignored)".to_string()
+        } else {
+            format!(
+                "untrusted, applied where it narrows; ignored: {}",
+                loaded.ignored.join(", ")
+            )
+        };
+        let _ = writeln!(text, "workspace configuration: {} ({how})", file.display());
+    }
     for l in &layers {
         let mark = if l.holds { "ok     " } else { "MISSING" };
         let _ = writeln!(text, "{mark} {:<11} {}", l.name, l.detail);

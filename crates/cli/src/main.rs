@@ -21,7 +21,7 @@ use tool_core::{
     Approval, ApprovalRequest, ApproveAll, Approver, Content, NoApprover, Provider, Registry,
     Stack, ToolContext, ToolError, ToolOutput, Workspace, schema,
 };
-use toolshed_cli::config::Config;
+use toolshed_cli::config::{Config, Source};
 
 /// Tools for LLM agents: files, search, shell, git, web, memory, scheduling and hardware, behind
 /// one policy.
@@ -39,10 +39,14 @@ struct Cli {
         default_value = "."
     )]
     workspace: PathBuf,
-    /// The configuration file (default: toolshed.toml in the workspace, then
-    /// $XDG_CONFIG_HOME/toolshed/config.toml).
+    /// Your configuration file (default: $XDG_CONFIG_HOME/toolshed/config.toml). The
+    /// workspace's own toolshed.toml applies over it only where it narrows the policy.
     #[arg(long, global = true, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// Apply every key of the workspace's own toolshed.toml, not only those that narrow the
+    /// policy (see `trusted_workspaces` in the README's "Trust").
+    #[arg(long, global = true)]
+    trust_workspace_config: bool,
     /// Expose tools under a seed system's names: nullclaw, sneakycode, pig or hrns.
     #[arg(long, global = true, value_name = "P")]
     profile: Option<String>,
@@ -211,6 +215,10 @@ fn init_logging(verbose: u8) {
 }
 
 async fn run(cli: Cli) -> Result<ExitCode> {
+    let source = Source {
+        explicit: cli.config.clone(),
+        trust_workspace: cli.trust_workspace_config,
+    };
     match cli.command {
         Command::Completions { shell } => {
             clap_complete::generate(
@@ -226,7 +234,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Tools { format } => {
-            let (config, _) = Config::load(cli.config.as_deref(), &cli.workspace)?;
+            let config = load_config(&source, &cli.workspace)?;
             if let Format::Crates = format {
                 let crates: Vec<Value> = toolshed_cli::families(&config)?
                     .into_iter()
@@ -263,24 +271,16 @@ async fn run(cli: Cli) -> Result<ExitCode> {
                 Some(s) => s.to_string(),
             };
             let interactive = args.as_deref() != Some("-") && std::io::stdin().is_terminal();
-            let session = Session::open(
-                &cli.workspace,
-                cli.config.as_deref(),
-                cli.profile,
-                yes,
-                interactive,
-            )
-            .await?;
+            let session =
+                Session::open(&cli.workspace, &source, cli.profile, yes, interactive).await?;
             let result = session.call(&tool, &raw).await;
             Ok(report(result, json))
         }
-        Command::Mcp(args) => {
-            mcp_cmd::run(&cli.workspace, cli.config.as_deref(), cli.profile, args).await
-        }
+        Command::Mcp(args) => mcp_cmd::run(&cli.workspace, &source, cli.profile, args).await,
         Command::Tour => tour::run().await,
         Command::Doctor => {
-            let (config, _) = Config::load(cli.config.as_deref(), &cli.workspace)?;
-            let (text, full) = doctor::report(&cli.workspace, &config.shell_config()).await?;
+            let loaded = Config::load(&source, &cli.workspace)?;
+            let (text, full) = doctor::report(&cli.workspace, &loaded).await?;
             out!("{text}");
             Ok(if full {
                 ExitCode::SUCCESS
@@ -289,31 +289,15 @@ async fn run(cli: Cli) -> Result<ExitCode> {
             })
         }
         Command::Run { task, args } => {
-            agent_cmd::run(
-                &cli.workspace,
-                cli.config.as_deref(),
-                cli.profile,
-                task,
-                args,
-            )
-            .await
+            agent_cmd::run(&cli.workspace, &source, cli.profile, task, args).await
         }
-        Command::Chat(args) => {
-            agent_cmd::chat(&cli.workspace, cli.config.as_deref(), cli.profile, args).await
-        }
+        Command::Chat(args) => agent_cmd::chat(&cli.workspace, &source, cli.profile, args).await,
         Command::Sessions => {
-            let (config, _) = Config::load(cli.config.as_deref(), &cli.workspace)?;
+            let config = load_config(&source, &cli.workspace)?;
             agent_cmd::sessions(&config)
         }
         Command::Cron(CronCommand::Daemon { poll_secs }) => {
-            let session = Session::open(
-                &cli.workspace,
-                cli.config.as_deref(),
-                cli.profile,
-                false,
-                false,
-            )
-            .await?;
+            let session = Session::open(&cli.workspace, &source, cli.profile, false, false).await?;
             let cron = toolshed_cli::cron_config(&session.config)?;
             let daemon = tools_cron::Daemon::new(&cron, session.ctx.for_call());
             eprintln!(
@@ -346,6 +330,16 @@ async fn run(cli: Cli) -> Result<ExitCode> {
     }
 }
 
+/// Loads the configuration, warning once on stderr about keys of the workspace's own file that
+/// were ignored.
+fn load_config(source: &Source, workspace_dir: &Path) -> Result<Config> {
+    let loaded = Config::load(source, workspace_dir)?;
+    if let Some(warning) = loaded.warning() {
+        eprintln!("{warning}");
+    }
+    Ok(loaded.config)
+}
+
 /// Resolves on Ctrl-C or SIGTERM.
 async fn shutdown_signal() {
     let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
@@ -371,7 +365,7 @@ pub(crate) struct Session {
 impl Session {
     pub(crate) async fn open(
         workspace: &Path,
-        config: Option<&Path>,
+        config: &Source,
         profile: Option<String>,
         yes: bool,
         interactive: bool,
@@ -388,7 +382,7 @@ impl Session {
             (None, Some(_)) => PathBuf::from("."),
             (None, None) => workspace.to_path_buf(),
         };
-        let (config, _) = Config::load(config, &config_dir)?;
+        let config = load_config(config, &config_dir)?;
         let profile = profile.or(config.profile.clone());
         let mut registry = toolshed_cli::registry_for(&config, profile.as_deref())?;
         toolshed_cli::import_mcp_servers(&config, &mut registry).await?;
@@ -437,7 +431,7 @@ impl Session {
 fn postgres_workspace(config: &Config, volume: &str) -> Result<Workspace> {
     let Some(pool) = toolshed_cli::storage::pool(config)? else {
         anyhow::bail!(
-            "--workspace postgres:{volume} needs a PostgreSQL database: set [storage] url (or url_env) in toolshed.toml in the current directory, or pass --config"
+            "--workspace postgres:{volume} needs a PostgreSQL database: set [storage] url (or url_env) in your configuration (--config FILE, or $XDG_CONFIG_HOME/toolshed/config.toml)"
         );
     };
     let pool_for_open = pool.clone();

@@ -19,17 +19,30 @@ pub(crate) struct McpArgs {
     /// bound port (any Host with --allow-remote) and carry no Origin or a same-origin one.
     #[arg(long, value_name = "ADDR", value_parser = parse_addr)]
     http: Option<SocketAddr>,
-    /// Allow --http on a non-loopback address; requires --token.
+    /// Allow --http on a non-loopback address; requires --token or --token-file.
     #[arg(long, requires = "http")]
     allow_remote: bool,
-    /// Require `Authorization: Bearer TOKEN` on every HTTP request.
+    /// The token every HTTP request must carry (`Authorization: Bearer TOKEN`). Without
+    /// --token, --token-file or --no-auth, one is generated and printed once at start.
     #[arg(
         long,
         env = "TOOLSHED_MCP_TOKEN",
         value_name = "TOKEN",
-        hide_env_values = true
+        hide_env_values = true,
+        conflicts_with = "token_file"
     )]
     token: Option<String>,
+    /// Read the token from FILE (its first line), so that it stays out of the process list.
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<std::path::PathBuf>,
+    /// Serve HTTP on loopback without a token: every local user and process can then call
+    /// every tool. Refused with --allow-remote.
+    #[arg(
+        long,
+        requires = "http",
+        conflicts_with_all = ["token", "token_file", "allow_remote"]
+    )]
+    no_auth: bool,
     /// Expose only these tools (comma-separated names, as `toolshed tools` lists them with the
     /// same --profile).
     #[arg(long, value_name = "A,B,C", value_delimiter = ',')]
@@ -68,7 +81,7 @@ fn parse_addr(s: &str) -> Result<SocketAddr, String> {
 
 pub(crate) async fn run(
     workspace: &Path,
-    config: Option<&Path>,
+    config: &toolshed_cli::config::Source,
     profile: Option<String>,
     args: McpArgs,
 ) -> Result<ExitCode> {
@@ -89,15 +102,65 @@ pub(crate) async fn run(
             toolshed_mcp::serve_stdio(server).await?;
         }
         Some(addr) => {
-            let options =
-                session_store(&settings, HttpOptions::new(args.token, args.allow_remote))?;
+            let (token, generated) = http_token(&args)?;
+            let options = session_store(
+                &settings,
+                HttpOptions::new(token.clone(), args.allow_remote),
+            )?;
             let bound = toolshed_mcp::http::bind(server, addr, options).await?;
-            // On stderr (stdout carries nothing here): tests and scripts read the port from it.
+            // On stderr (stdout carries nothing here): tests and scripts read the port and the
+            // token from it.
+            if let (Some(token), true) = (&token, generated) {
+                eprintln!(
+                    "toolshed: token: {token} (generated for this run; clients send `Authorization: Bearer {token}`, or connect to {url}?token={token}; choose one with --token-file)",
+                    url = bound.url()
+                );
+            }
+            if token.is_none() {
+                eprintln!(
+                    "toolshed: warning: serving without a token (--no-auth): every local user and process can call every tool"
+                );
+            }
             eprintln!("toolshed: serving MCP at {}", bound.url());
             bound.run().await?;
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The token HTTP requests must carry, and whether it was generated here.
+// The token file is the operator's, read before any tool runs.
+#[allow(clippy::disallowed_methods)]
+fn http_token(args: &McpArgs) -> Result<(Option<String>, bool)> {
+    if args.no_auth {
+        return Ok((None, false));
+    }
+    if let Some(path) = &args.token_file {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot read the token file {}: {e}; write the token on its first line",
+                path.display()
+            )
+        })?;
+        let token = text.lines().next().unwrap_or_default().trim().to_string();
+        if token.is_empty() {
+            bail!(
+                "the token file {} is empty; write the token on its first line",
+                path.display()
+            );
+        }
+        return Ok((Some(token), false));
+    }
+    match args.token.as_deref().map(str::trim) {
+        Some("") => bail!(
+            "--token (or TOOLSHED_MCP_TOKEN) is empty; give a token, or leave it out to have one generated"
+        ),
+        Some(t) => Ok((Some(t.to_string()), false)),
+        None if args.allow_remote => bail!(
+            "--allow-remote needs a token you chose and gave the clients: pass --token-file FILE (or --token, or TOOLSHED_MCP_TOKEN)"
+        ),
+        None => Ok((Some(toolshed_mcp::http::new_token()), true)),
+    }
 }
 
 /// The stack with only `names` (which must all exist) registered.

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 
 use crate::Session;
+use toolshed_cli::config::Source;
 
 /// Each step: what it shows, the tool, its arguments.
 const STEPS: &[(&str, &str, &str)] = &[
@@ -66,7 +67,7 @@ pub(crate) async fn run() -> Result<ExitCode> {
         .prefix("toolshed-tour-")
         .tempdir()
         .context("cannot create a temporary workspace for the tour")?;
-    let session = Session::open(dir.path(), None, None, false, false).await?;
+    let session = Session::open(dir.path(), &Source::default(), None, false, false).await?;
     println!(
         "Toolshed tour — a temporary workspace at {}\n",
         dir.path().display()

@@ -6,7 +6,10 @@
 //!    are accepted, so a page on `evil.example` that re-resolves its name to 127.0.0.1 is
 //!    refused (403);
 //! 2. **Origin**: absent (not a browser), or the same origin as the `Host` (403 otherwise);
-//! 3. **Authorization**: with a token, `Authorization: Bearer TOKEN` is required (401).
+//! 3. **Authorization**: with a token, `Authorization: Bearer TOKEN` (or a `token=TOKEN` query
+//!    parameter, for clients that can only be given a URL) is required (401). The comparison
+//!    hashes both sides with a per-process random key and compares the digests, so its time
+//!    depends neither on the token's length nor on how much of it a guess got right.
 //!
 //! Binding a non-loopback address is refused unless `allow_remote` is set *and* a token is
 //! given; then any `Host` is accepted (the token is the protection), and Origin still has to
@@ -28,6 +31,56 @@ use crate::{McpError, McpServer};
 
 /// The path the MCP endpoint is served on.
 pub const PATH: &str = "/mcp";
+
+/// A fresh random token (244 bits, hexadecimal), for a server started without one.
+pub fn new_token() -> String {
+    format!(
+        "{}{}",
+        uuid::Uuid::new_v4().simple(),
+        uuid::Uuid::new_v4().simple()
+    )
+}
+
+/// A token, kept only as a keyed digest so that checking a guess takes the same time whatever
+/// the guess.
+struct Secret {
+    key: [u8; 32],
+    digest: [u8; 32],
+}
+
+impl Secret {
+    fn new(token: &str) -> Secret {
+        let mut key = [0u8; 32];
+        key[..16].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
+        key[16..].copy_from_slice(uuid::Uuid::new_v4().as_bytes());
+        let digest = Secret::hash(&key, token.as_bytes());
+        Secret { key, digest }
+    }
+
+    fn hash(key: &[u8; 32], value: &[u8]) -> [u8; 32] {
+        use sha2::Digest;
+        let mut h = sha2::Sha256::new();
+        h.update(key);
+        h.update((value.len() as u64).to_le_bytes());
+        h.update(value);
+        h.finalize().into()
+    }
+
+    fn matches(&self, guess: &[u8]) -> bool {
+        let other = Secret::hash(&self.key, guess);
+        self.digest
+            .iter()
+            .zip(other.iter())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
 
 /// How to serve over HTTP.
 #[derive(Clone, Default)]
@@ -165,7 +218,10 @@ where
         Arc::new(LocalSessionManager::default()),
         config,
     );
-    let guard = Arc::new(Guard { hosts, token });
+    let guard = Arc::new(Guard {
+        hosts,
+        token: token.as_deref().map(Secret::new),
+    });
     let router = axum::Router::new()
         .nest_service(PATH, service)
         .layer(axum::middleware::from_fn_with_state(guard, check));
@@ -190,12 +246,12 @@ pub async fn serve(
 struct Guard {
     /// Accepted `host:port` authorities, lower case; `None`: any.
     hosts: Option<Vec<String>>,
-    token: Option<String>,
+    token: Option<Secret>,
 }
 
 impl Guard {
-    /// The response refusing a request with these headers, if it is refused.
-    fn refusal(&self, headers: &HeaderMap) -> Option<Response> {
+    /// The response refusing a request with these headers and query, if it is refused.
+    fn refusal(&self, headers: &HeaderMap, query: Option<&str>) -> Option<Response> {
         let forbidden =
             |why: &str| (StatusCode::FORBIDDEN, format!("Forbidden: {why}\n")).into_response();
         let Some(host) = headers
@@ -224,17 +280,20 @@ impl Guard {
             }
         }
         if let Some(token) = &self.token {
-            let given = headers
+            let header = headers
                 .get(header::AUTHORIZATION)
                 .and_then(|h| h.to_str().ok())
                 .and_then(|h| h.strip_prefix("Bearer "))
                 .map(str::trim);
-            if !given.is_some_and(|g| constant_time_eq(g.as_bytes(), token.as_bytes())) {
+            let param =
+                query.and_then(|q| q.split('&').find_map(|pair| pair.strip_prefix("token=")));
+            let given = header.or(param);
+            if !given.is_some_and(|g| token.matches(g.as_bytes())) {
                 return Some(
                     (
                         StatusCode::UNAUTHORIZED,
                         [(header::WWW_AUTHENTICATE, "Bearer")],
-                        "Unauthorized: send Authorization: Bearer <token>\n",
+                        "Unauthorized: this server requires its token; send Authorization: Bearer <token> (printed by `toolshed mcp --http` at start, or given with --token/--token-file)\n",
                     )
                         .into_response(),
                 );
@@ -245,7 +304,7 @@ impl Guard {
 }
 
 async fn check(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
-    if let Some(refusal) = guard.refusal(request.headers()) {
+    if let Some(refusal) = guard.refusal(request.headers(), request.uri().query()) {
         return refusal;
     }
     let delete = request.method() == Method::DELETE;
@@ -256,14 +315,6 @@ async fn check(State(guard): State<Arc<Guard>>, request: Request, next: Next) ->
         *response.status_mut() = StatusCode::NO_CONTENT;
     }
     response
-}
-
-/// Compares without an early exit, so the time taken does not reveal the matching prefix.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 #[cfg(test)]
@@ -278,7 +329,7 @@ mod tests {
                 "127.0.0.1:8080".into(),
                 "[::1]:8080".into(),
             ]),
-            token: token.map(str::to_string),
+            token: token.map(Secret::new),
         }
     }
 
@@ -288,6 +339,12 @@ mod tests {
             h.insert(k.clone(), HeaderValue::from_str(v).unwrap());
         }
         h
+    }
+
+    impl Guard {
+        fn refusal_h(&self, headers: &HeaderMap) -> Option<Response> {
+            self.refusal(headers, None)
+        }
     }
 
     fn status(r: Option<Response>) -> Option<StatusCode> {
@@ -304,7 +361,7 @@ mod tests {
             "LOCALHOST:8080",
         ] {
             assert_eq!(
-                status(g.refusal(&headers(&[(header::HOST, host)]))),
+                status(g.refusal_h(&headers(&[(header::HOST, host)]))),
                 None,
                 "{host}"
             );
@@ -321,13 +378,13 @@ mod tests {
             "127.0.0.2:8080",
         ] {
             assert_eq!(
-                status(g.refusal(&headers(&[(header::HOST, host)]))),
+                status(g.refusal_h(&headers(&[(header::HOST, host)]))),
                 Some(StatusCode::FORBIDDEN),
                 "{host}"
             );
         }
         assert_eq!(
-            status(g.refusal(&HeaderMap::new())),
+            status(g.refusal_h(&HeaderMap::new())),
             Some(StatusCode::FORBIDDEN)
         );
     }
@@ -339,7 +396,7 @@ mod tests {
             (header::HOST, "localhost:8080"),
             (header::ORIGIN, "http://localhost:8080"),
         ]);
-        assert_eq!(status(g.refusal(&ok)), None);
+        assert_eq!(status(g.refusal_h(&ok)), None);
         for origin in [
             "http://evil.example",
             "http://127.0.0.1:8080",
@@ -348,7 +405,7 @@ mod tests {
         ] {
             let h = headers(&[(header::HOST, "localhost:8080"), (header::ORIGIN, origin)]);
             assert_eq!(
-                status(g.refusal(&h)),
+                status(g.refusal_h(&h)),
                 Some(StatusCode::FORBIDDEN),
                 "{origin}"
             );
@@ -360,13 +417,41 @@ mod tests {
         let g = guard(Some("s3cret"));
         let host = (header::HOST, "127.0.0.1:8080");
         assert_eq!(
-            status(g.refusal(&headers(std::slice::from_ref(&host)))),
+            status(g.refusal_h(&headers(std::slice::from_ref(&host)))),
             Some(StatusCode::UNAUTHORIZED)
         );
         let wrong = headers(&[host.clone(), (header::AUTHORIZATION, "Bearer nope")]);
-        assert_eq!(status(g.refusal(&wrong)), Some(StatusCode::UNAUTHORIZED));
-        let right = headers(&[host, (header::AUTHORIZATION, "Bearer s3cret")]);
-        assert_eq!(status(g.refusal(&right)), None);
+        assert_eq!(status(g.refusal_h(&wrong)), Some(StatusCode::UNAUTHORIZED));
+        let right = headers(&[host.clone(), (header::AUTHORIZATION, "Bearer s3cret")]);
+        assert_eq!(status(g.refusal_h(&right)), None);
+        // Guesses of other lengths, prefixes and extensions are refused; the query parameter
+        // works like the header.
+        let only_host = headers(std::slice::from_ref(&host));
+        for (query, refused) in [
+            ("token=s3cret", false),
+            ("a=1&token=s3cret", false),
+            ("token=s3cre", true),
+            ("token=s3cret2", true),
+            ("token=", true),
+            ("xtoken=s3cret", true),
+            ("token=S3CRET", true),
+        ] {
+            assert_eq!(
+                status(g.refusal(&only_host, Some(query))).is_some(),
+                refused,
+                "{query}"
+            );
+        }
+        for guess in ["", "s", "s3cre", "s3cret ", "s3cret\0", "s3crets3cret"] {
+            assert!(
+                !g.token.as_ref().unwrap().matches(guess.as_bytes()),
+                "{guess:?}"
+            );
+        }
+        assert!(g.token.as_ref().unwrap().matches(b"s3cret"));
+        // Generated tokens are long and differ.
+        let (a, b) = (new_token(), new_token());
+        assert!(a.len() >= 64 && a != b, "{a} {b}");
     }
 
     #[tokio::test]

@@ -315,6 +315,10 @@ pub struct Policy {
     /// cannot allow anything beyond reads; for a compound command (several programs, `;`, `|`,
     /// `$(…)`, redirections) a rule can only make the baseline stricter.
     pub rules: Vec<Rule>,
+    /// Rules from a workspace's own configuration, which may only narrow: a matching rule makes
+    /// the decision at least as strict as it says (`ask` or `deny`) and never looser, whatever
+    /// [`Policy::rules`] or the baseline decided. See [`Policy::narrowing_rule`].
+    pub narrowing_rules: Vec<Rule>,
     /// Programs that may run at any risk level (still subject to `read_only`), matched exactly:
     /// `git` allows the `git` found on `PATH`, not `./git`.
     pub allowed_commands: Vec<String>,
@@ -349,6 +353,7 @@ impl Policy {
         Policy {
             autonomy,
             rules: Vec::new(),
+            narrowing_rules: Vec::new(),
             allowed_commands: Vec::new(),
             denied_commands: Vec::new(),
             auto_approve_risk: Risk::Low,
@@ -403,6 +408,18 @@ impl Policy {
         Ok(self)
     }
 
+    /// Adds a rule that can only make decisions stricter (see [`Policy::narrowing_rules`]); an
+    /// `allow` is refused, since it could only widen.
+    pub fn narrowing_rule(mut self, spec: &str, decision: Decision) -> Result<Policy, String> {
+        if decision == Decision::Allow {
+            return Err(format!(
+                "`{spec}` = \"allow\" would widen the policy, and a narrowing rule may only ask or deny; put allow rules in the user's own configuration"
+            ));
+        }
+        self.narrowing_rules.push(Rule::parse(spec, decision)?);
+        Ok(self)
+    }
+
     /// Decides a call of `tool` that touches `accesses`.
     ///
     /// A call with no accesses is allowed (it touches nothing). The strictest decision wins.
@@ -442,6 +459,23 @@ impl Policy {
     }
 
     fn decide_one(&self, tool: &str, access: &Access) -> (Decision, String) {
+        let decided = self.decide_widest(tool, access);
+        let floor = self
+            .narrowing_rules
+            .iter()
+            .filter(|r| r.matches(tool, access))
+            .max_by_key(|r| r.decision);
+        match floor {
+            Some(rule) if rule.decision > decided.0 => (
+                rule.decision,
+                format!("the workspace's rule `{rule}` says {:?}", rule.decision).to_lowercase(),
+            ),
+            _ => decided,
+        }
+    }
+
+    /// The decision before [`Policy::narrowing_rules`].
+    fn decide_widest(&self, tool: &str, access: &Access) -> (Decision, String) {
         // Hard limits that no rule relaxes.
         if let Access::Execute { programs, .. } = access
             && let Some(p) = programs.iter().find(|p| self.command_denied(p))

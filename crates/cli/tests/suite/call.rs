@@ -356,15 +356,22 @@ fn imported_mcp_tools_run_under_our_policy() {
     let other = tempfile::tempdir().unwrap();
     fs::write(other.path().join("far.txt"), "from the other server\n").unwrap();
     let bin = env!("CARGO_BIN_EXE_toolshed");
+    // Servers are started only from the user's own configuration (see trust.rs).
+    let user = other.path().join("user.toml");
+    let user_arg = user.display().to_string();
     fs::write(
-        ws.join("toolshed.toml"),
+        &user,
         format!(
             "[mcp_servers.peer]\ncommand = \"{bin}\"\nargs = [\"--workspace\", \"{}\", \"mcp\", \"--tools\", \"file_read\"]\n",
             other.path().display()
         ),
     )
     .unwrap();
-    let o = toolshed(ws, &["tools", "--format", "json"], None);
+    let o = toolshed(
+        ws,
+        &["--config", &user_arg, "tools", "--format", "json"],
+        None,
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let names: Vec<String> = json(&o)
         .as_array()
@@ -376,7 +383,14 @@ fn imported_mcp_tools_run_under_our_policy() {
     // Open-world tools ask in supervised mode; nobody can be asked here.
     let o = toolshed(
         ws,
-        &["call", "peer__file_read", r#"{"path":"far.txt"}"#, "--json"],
+        &[
+            "--config",
+            &user_arg,
+            "call",
+            "peer__file_read",
+            r#"{"path":"far.txt"}"#,
+            "--json",
+        ],
         None,
     );
     assert_eq!(
@@ -387,7 +401,14 @@ fn imported_mcp_tools_run_under_our_policy() {
     );
     let o = toolshed(
         ws,
-        &["call", "peer__file_read", r#"{"path":"far.txt"}"#, "--yes"],
+        &[
+            "--config",
+            &user_arg,
+            "call",
+            "peer__file_read",
+            r#"{"path":"far.txt"}"#,
+            "--yes",
+        ],
         None,
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -396,6 +417,8 @@ fn imported_mcp_tools_run_under_our_policy() {
     let o = toolshed(
         ws,
         &[
+            "--config",
+            &user_arg,
             "call",
             "peer__file_read",
             r#"{"path":"../x"}"#,

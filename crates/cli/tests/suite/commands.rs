@@ -200,13 +200,25 @@ fn doctor_reports_each_layer_and_agrees_with_the_kernel() {
         assert_eq!(out.status.code(), Some(1), "{text}");
         assert!(text.contains("every command asks first"), "{text}");
     }
-    // Twin: with the sandbox switched off in the configuration, it says so and exits 1.
+    // The workspace's own file cannot switch the sandbox off: doctor names the ignored key.
     std::fs::write(
         dir.path().join("toolshed.toml"),
         "[shell]\nsandbox = false\n",
     )
     .unwrap();
     let out = toolshed(dir.path(), &["doctor"], None);
+    assert!(
+        stdout(&out).contains("ignored: shell.sandbox"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(!stdout(&out).contains("switched off"), "{}", stdout(&out));
+    // Twin: with the sandbox switched off in the user's configuration, it says so and exits 1.
+    let user = tempfile::tempdir().unwrap();
+    let user_file = user.path().join("config.toml");
+    std::fs::write(&user_file, "[shell]\nsandbox = false\n").unwrap();
+    let user_arg = user_file.display().to_string();
+    let out = toolshed(dir.path(), &["--config", &user_arg, "doctor"], None);
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     assert!(stdout(&out).contains("switched off"), "{}", stdout(&out));
 }

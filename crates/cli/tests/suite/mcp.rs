@@ -231,6 +231,8 @@ fn python_sdk_over_stdio_legacy() {
 pub(crate) struct HttpServer {
     child: Child,
     pub(crate) url: String,
+    /// The token it generated and printed, if it did.
+    pub(crate) token: Option<String>,
 }
 
 impl Drop for HttpServer {
@@ -263,18 +265,29 @@ impl HttpServer {
             .spawn()
             .unwrap();
         let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let mut token = None;
         let url = loop {
             let line = lines
                 .next()
                 .expect("toolshed mcp --http printed its address")
                 .unwrap();
+            if let Some(rest) = line.strip_prefix("toolshed: token: ") {
+                token = rest.split_whitespace().next().map(str::to_string);
+            }
             if let Some(url) = line.strip_prefix("toolshed: serving MCP at ") {
                 break url.trim().to_string();
             }
         };
         // Keep draining stderr so the server never blocks on a full pipe.
         std::thread::spawn(move || lines.for_each(drop));
-        HttpServer { child, url }
+        HttpServer { child, url, token }
+    }
+
+    /// The `Authorization` header line its token needs, if it has one.
+    pub(crate) fn auth(&self) -> Option<String> {
+        self.token
+            .as_ref()
+            .map(|t| format!("Authorization: Bearer {t}"))
     }
 
     /// `127.0.0.1:PORT`.
@@ -292,7 +305,8 @@ fn python_sdk_over_http_auto() {
     }
     let ws = workspace();
     let server = HttpServer::start(ws.path(), &[]);
-    let checks = python(&["http", &server.url, "auto"]);
+    let token = server.token.clone().expect("a generated token");
+    let checks = python(&["http", &server.url, "auto", &token]);
     assert_scenario(&checks, "auto", true);
 }
 
@@ -335,7 +349,32 @@ fn post_status(authority: &str, host: &str, extra: &[&str]) -> u16 {
 #[test]
 fn http_refuses_foreign_hosts_cross_origin_requests_and_missing_tokens() {
     let ws = tempfile::tempdir().unwrap();
+    // By default a token is generated: on loopback too, a request without it is refused.
     let server = HttpServer::start(ws.path(), &[]);
+    let auth = server.auth().expect("a generated token");
+    let ours = server.authority().to_string();
+    assert_eq!(post_status(&ours, &ours, &[]), 401);
+    assert_eq!(
+        post_status(&ours, &ours, &["Authorization: Bearer wrong"]),
+        401
+    );
+    let token = server.token.clone().unwrap();
+    assert_eq!(
+        post_status(
+            &ours,
+            &ours,
+            &[&format!(
+                "Authorization: Bearer {}",
+                &token[..token.len() - 1]
+            )]
+        ),
+        401
+    );
+    assert_eq!(post_status(&ours, &ours, &[&auth]), 200);
+    drop(server);
+    // The explicit opt-out serves loopback without one (the rest of this test), and says so.
+    let server = HttpServer::start(ws.path(), &["--no-auth"]);
+    assert!(server.token.is_none());
     let ours = server.authority().to_string();
     let port = ours.rsplit(':').next().unwrap();
     // The control: a plain loopback request is served.
@@ -379,6 +418,14 @@ fn http_refuses_a_non_loopback_bind_without_allow_remote_and_a_token() {
         &["mcp", "--http", "0.0.0.0:0"][..],
         &["mcp", "--http", "0.0.0.0:0", "--allow-remote"],
         &["mcp", "--http", "0.0.0.0:0", "--token", "t"],
+        &[
+            "mcp",
+            "--http",
+            "127.0.0.1:0",
+            "--allow-remote",
+            "--no-auth",
+        ],
+        &["mcp", "--http", "0.0.0.0:0", "--allow-remote", "--no-auth"],
     ] {
         let out = Command::new(BIN)
             .arg("--workspace")

@@ -6,6 +6,7 @@ mod llm;
 mod mcp;
 #[cfg(feature = "postgres")]
 mod postgres;
+mod trust;
 mod web;
 
 use std::path::Path;

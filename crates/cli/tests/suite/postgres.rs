@@ -195,6 +195,9 @@ fn a_bad_storage_url_is_a_sentence_without_the_password() {
     assert!(!err.contains("hunter2"), "{err}");
 }
 
+/// The token every replica is started with.
+const REPLICA_TOKEN: &str = "replica-token";
+
 /// A `toolshed mcp --http` replica (the MCP tests' child server), killed on drop.
 struct Replica(HttpServer);
 
@@ -207,6 +210,8 @@ impl Replica {
         cmd.arg("--workspace")
             .arg(ws)
             .args(["mcp", "--http", "127.0.0.1:0"])
+            // Replicas behind one load balancer share one token.
+            .args(["--token", REPLICA_TOKEN])
             .env("XDG_CONFIG_HOME", ws.join(".no-user-config"))
             .env("TOOLSHED_DATA_DIR", data)
             .env("TOOLSHED_E2E_PG", database_url());
@@ -222,7 +227,7 @@ impl Replica {
         let mut head = format!(
             "POST /mcp HTTP/1.0\r\nHost: {}\r\nContent-Type: application/json\r\n\
              Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-06-18\r\n\
-             Content-Length: {}\r\n",
+             Authorization: Bearer {REPLICA_TOKEN}\r\nContent-Length: {}\r\n",
             authority,
             body.len()
         );

@@ -1108,3 +1108,54 @@ fn access_kind_rules_cover_every_tool() {
         .decision;
     assert_eq!(d, tool_core::Decision::Deny, "write covers deletes");
 }
+
+/// A workspace's own rules only narrow: each row is the decision with the user's policy alone,
+/// then with a narrowing rule added; the second is never looser than the first, and a narrowing
+/// `ask` over a refusal stays a refusal (where an ordinary rule would have loosened it).
+#[test]
+fn narrowing_rules_never_loosen() {
+    let fx = Fixture::new();
+    let high = exec("rm -rf /", &["rm"], Risk::High);
+    let medium = exec("cargo build", &["cargo"], Risk::Medium);
+    let low = exec("ls", &["ls"], Risk::Low);
+    #[rustfmt::skip]
+    let rows: Vec<(&str, Policy, &str, Decision, Access, Decision, Decision)> = vec![
+        // label, user policy, narrowing rule, its decision, access, before, after
+        ("ask over a refused command stays refused", Policy::supervised(), "shell(*)", Ask, high.clone(), Deny, Deny),
+        ("ordinary rule twin: the same ask loosens", Policy::supervised().rule("shell(*)", Ask).unwrap(), "shell(nothing)", Deny, high.clone(), Ask, Ask),
+        ("ask over an allowed command asks", Policy::supervised(), "shell(ls*)", Ask, low.clone(), Allow, Ask),
+        ("deny over the user's allow rule denies", Policy::supervised().rule("shell(cargo *)", Allow).unwrap(), "shell(cargo *)", Deny, medium.clone(), Allow, Deny),
+        ("ask over the user's allow rule asks", Policy::full(), "write(secrets/**)", Ask, write(&fx.ws, "secrets/k"), Allow, Ask),
+        ("non-matching narrowing rule changes nothing", Policy::full(), "write(secrets/**)", Deny, write(&fx.ws, "src/k"), Allow, Allow),
+        ("deny of a host in full mode denies", Policy::full(), "network(example.com)", Deny, net("example.com"), Allow, Deny),
+        ("ask in read_only keeps the refusal", Policy::read_only(), "write(**)", Ask, write(&fx.ws, "a"), Deny, Deny),
+    ];
+    for (label, user, spec, d, access, before, after) in rows {
+        let access = [access];
+        let tool = if matches!(access[0], Access::Execute { .. }) {
+            "shell"
+        } else {
+            "file_write"
+        };
+        assert_eq!(
+            user.decide(tool, &access).decision,
+            before,
+            "{label} (before)"
+        );
+        let narrowed = user.clone().narrowing_rule(spec, d).unwrap();
+        let v = narrowed.decide(tool, &access);
+        assert_eq!(v.decision, after, "{label} (after): {}", v.reason);
+        assert!(
+            v.decision >= before,
+            "{label}: a narrowing rule loosened the decision"
+        );
+        if after > before {
+            assert!(v.reason.contains("workspace"), "{label}: {}", v.reason);
+        }
+    }
+    // A narrowing rule that would allow is refused with a sentence.
+    let err = Policy::supervised()
+        .narrowing_rule("shell(*)", Allow)
+        .unwrap_err();
+    assert!(err.contains("user's own configuration"), "{err}");
+}

@@ -1,5 +1,9 @@
 //! `toolshed.toml`: every key documented in the README; unknown keys are errors.
 
+mod layers;
+
+pub use layers::{Loaded, Source, narrowing_keys};
+
 use std::collections::BTreeMap;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
@@ -51,6 +55,13 @@ pub struct Config {
     /// Other MCP servers whose tools are imported as `name__tool` (stdio transport).
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
+    /// Workspaces whose own `toolshed.toml` applies in full, not only where it narrows (read
+    /// from the user's configuration only).
+    #[serde(default)]
+    pub trusted_workspaces: Vec<PathBuf>,
+    /// The `ask` and `deny` rules of an untrusted workspace's `toolshed.toml`, which only narrow.
+    #[serde(skip)]
+    pub workspace_rules: Vec<(String, Decision)>,
 }
 
 /// `[mcp_servers.NAME]`: a server started as a child process and spoken to over stdio.
@@ -373,36 +384,60 @@ pub struct LimitsConfig {
 }
 
 impl Config {
-    /// Loads `explicit`, else `toolshed.toml` in the workspace, else the user config file, else
-    /// the defaults. Returns the file used, if any.
+    /// Loads the user's configuration (`source.explicit`, else
+    /// `$XDG_CONFIG_HOME/toolshed/config.toml`, else the defaults), then the `toolshed.toml` in
+    /// `workspace_dir` over it: in full when the workspace is trusted, else only the keys that
+    /// narrow (see [`Loaded::ignored`]).
     // Configuration is the operator's, read before any tool runs; it is not a tool's file access.
     #[allow(clippy::disallowed_methods)]
-    pub fn load(explicit: Option<&Path>, workspace: &Path) -> Result<(Config, Option<PathBuf>)> {
-        let candidates: Vec<PathBuf> = match explicit {
-            Some(p) => vec![p.to_path_buf()],
-            None => {
-                let mut c = vec![workspace.join("toolshed.toml")];
-                if let Some(dir) = user_config_dir() {
-                    c.push(dir.join("toolshed").join("config.toml"));
-                }
-                c
+    pub fn load(source: &Source, workspace_dir: &Path) -> Result<Loaded> {
+        let read = |path: &Path, required: bool| -> Result<Option<toml::Table>> {
+            match std::fs::read_to_string(path) {
+                Ok(text) => layers::parse(path, &text).map(Some),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => Ok(None),
+                Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
             }
         };
-        for path in candidates {
-            match std::fs::read_to_string(&path) {
-                Ok(text) => {
-                    let config: Config = toml::from_str(&text).map_err(|e| {
-                        anyhow::anyhow!("{}: {}", path.display(), e.to_string().trim_end())
-                    })?;
-                    return Ok((config, Some(path)));
+        let (user_file, user) = match &source.explicit {
+            Some(p) => (Some(p.clone()), read(p, true)?),
+            None => match layers::default_user_file() {
+                Some(p) => {
+                    let t = read(&p, false)?;
+                    (t.is_some().then_some(p), t)
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound && explicit.is_none() => {}
-                Err(e) => {
-                    return Err(e).with_context(|| format!("cannot read {}", path.display()));
-                }
-            }
-        }
-        Ok((Config::default(), None))
+                None => (None, None),
+            },
+        };
+        let ws_path = workspace_dir.join("toolshed.toml");
+        let same_file = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        };
+        let workspace = match &user_file {
+            Some(u) if same_file(u, &ws_path) => None,
+            _ => read(&ws_path, false)?,
+        };
+        let user = user.unwrap_or_default();
+        let base = Config::deserialize(toml::Value::Table(user.clone()))?;
+        let trusted = workspace.is_some()
+            && (source.trust_workspace || layers::is_trusted(&base, workspace_dir));
+        let workspace_file = workspace.is_some().then_some(ws_path);
+        let (config, ignored) =
+            layers::merge(user, workspace, trusted).map_err(|e| anyhow::anyhow!("{e}"))?;
+        Ok(Loaded {
+            config,
+            user_file,
+            workspace_file,
+            workspace_trusted: trusted,
+            ignored,
+        })
+    }
+
+    /// The scheduling settings in effect (for comparing limits), with a runner that is never
+    /// used.
+    fn cron_in_effect(&self) -> Option<tools_cron::Config> {
+        let runner = crate::runner::ShellJobRunner::new(&tools_shell::Config::default()).ok()?;
+        Some(self.cron_config(std::sync::Arc::new(runner)))
     }
 
     /// Builds the policy this configuration describes.
@@ -418,6 +453,11 @@ impl Config {
             policy = policy
                 .rule(spec, *decision)
                 .map_err(|e| anyhow::anyhow!("policy.rules: {e}"))?;
+        }
+        for (spec, decision) in &self.workspace_rules {
+            policy = policy
+                .narrowing_rule(spec, *decision)
+                .map_err(|e| anyhow::anyhow!("the workspace's policy.rules: {e}"))?;
         }
         policy.allowed_commands = p.allowed_commands.clone();
         policy.denied_commands = p.denied_commands.clone();
@@ -685,11 +725,4 @@ impl Config {
         limits.calls_per_minute = l.calls_per_minute;
         limits
     }
-}
-
-fn user_config_dir() -> Option<PathBuf> {
-    std::env::var_os("XDG_CONFIG_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
 }
