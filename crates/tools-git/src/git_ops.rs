@@ -342,7 +342,8 @@ impl Tool for GitOperations {
         let ws = ctx.workspace.clone();
         let limits = ctx.limits.clone();
         let cancel = ctx.cancel.clone();
-        blocking(ctx, move || ops::run(&ws, &limits, &cancel, &plan)).await
+        let policy = ctx.policy.clone();
+        blocking(ctx, move || ops::run(&ws, &limits, &policy, &cancel, &plan)).await
     }
 }
 

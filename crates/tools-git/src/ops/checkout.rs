@@ -40,6 +40,35 @@ fn safe_checkout(
     specs: &[String],
     recreate_missing: bool,
 ) -> Result<Vec<String>, ToolError> {
+    // Before anything is written: every file this checkout could change, against the protected
+    // paths (a branch that carries its own toolshed.toml must not replace the user's).
+    let mut opts = git2::DiffOptions::new();
+    opts.disable_pathspec_match(true);
+    for spec in specs {
+        opts.pathspec(spec);
+    }
+    let target_tree = match target {
+        Some(obj) => Some(
+            obj.peel_to_tree()
+                .map_err(|e| git_error(e, "read the target tree"))?,
+        ),
+        None => None,
+    };
+    let diff = if specs.is_empty() {
+        let head = s.head_commit()?.map(|c| c.tree()).transpose();
+        let head = head.map_err(|e| git_error(e, "read HEAD's tree"))?;
+        s.repo
+            .diff_tree_to_tree(head.as_ref(), target_tree.as_ref(), Some(&mut opts))
+    } else {
+        match &target_tree {
+            Some(tree) => s
+                .repo
+                .diff_tree_to_workdir_with_index(Some(tree), Some(&mut opts)),
+            None => s.repo.diff_index_to_workdir(None, Some(&mut opts)),
+        }
+    }
+    .map_err(|e| git_error(e, "compare the trees"))?;
+    s.refuse_protected("check out", &super::diff_paths(&diff))?;
     let conflicts = RefCell::new(Vec::<String>::new());
     let updated = RefCell::new(Vec::<String>::new());
     let result = {

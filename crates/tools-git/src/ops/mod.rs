@@ -52,13 +52,14 @@ impl Done {
 pub(crate) fn run(
     ws: &Workspace,
     limits: &Limits,
+    policy: &std::sync::Arc<tool_core::Policy>,
     cancel: &CancellationToken,
     plan: &Plan,
 ) -> Result<ToolOutput, ToolError> {
     let done = if plan.op == Operation::Init {
         init::run(ws, plan)?
     } else {
-        let mut session = Session::open(ws, plan, cancel.clone())?;
+        let mut session = Session::open(ws, plan, policy.clone(), cancel.clone())?;
         let mut done = match plan.op {
             Operation::Status => status::run(&session)?,
             Operation::Diff => diff::run(&session, plan)?,
@@ -128,6 +129,22 @@ pub(crate) fn tracked_changes(s: &repo::Session) -> Result<Vec<String>, ToolErro
         .filter(|e| !e.status().is_ignored() && !e.status().is_empty())
         .map(|e| String::from_utf8_lossy(e.path_bytes()).into_owned())
         .collect())
+}
+
+/// Every path a diff touches (old and new sides).
+pub(crate) fn diff_paths(diff: &git2::Diff<'_>) -> Vec<String> {
+    let mut out = Vec::new();
+    for delta in diff.deltas() {
+        for file in [delta.old_file(), delta.new_file()] {
+            if let Some(p) = file.path_bytes() {
+                let p = String::from_utf8_lossy(p).into_owned();
+                if !out.contains(&p) {
+                    out.push(p);
+                }
+            }
+        }
+    }
+    out
 }
 
 pub(crate) fn check_cancel(cancel: &CancellationToken) -> Result<(), ToolError> {

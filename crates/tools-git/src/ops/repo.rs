@@ -27,6 +27,8 @@ pub(crate) struct Session {
     /// The call's paths as given (resolved).
     pub(crate) paths: Vec<WsPath>,
     pub(crate) cancel: CancellationToken,
+    /// The call's policy, for the protected paths a working-tree change must not touch.
+    pub(crate) policy: std::sync::Arc<tool_core::Policy>,
 }
 
 impl std::fmt::Debug for Session {
@@ -43,6 +45,7 @@ impl Session {
     pub(crate) fn open(
         ws: &Workspace,
         plan: &Plan,
+        policy: std::sync::Arc<tool_core::Policy>,
         cancel: CancellationToken,
     ) -> Result<Session, ToolError> {
         let ws_root = ws
@@ -76,7 +79,45 @@ impl Session {
             specs,
             paths: plan.paths.clone(),
             cancel,
+            policy,
         })
+    }
+
+    /// Why the working-tree file `rel` (relative to the repository's root) must not be
+    /// written by git: a protected path (Toolshed's configuration, `policy.protected_paths`) or
+    /// a `.git` internal. Checked for every file a checkout, stash push or stash apply would
+    /// change, before anything is written.
+    pub(crate) fn protected(&self, rel: &str) -> Option<String> {
+        // Lexically, as git names the file: a link on the way is libgit2's SAFE checkout's
+        // business (it never writes through one), not a reason to refuse here.
+        let mut path = self.root.clone();
+        for part in rel.split('/') {
+            match path.join(part) {
+                Ok(p) => path = p,
+                Err(_) => {
+                    return Some(format!("`{rel}` is not a plain path inside the repository"));
+                }
+            }
+        }
+        if let Some(p) = self.policy.protected(&path) {
+            return Some(format!("{path} is a protected path (`{p}`)"));
+        }
+        if !self.policy.allow_git_internals && path.is_git_internal() {
+            return Some(format!("{path} is inside a .git directory"));
+        }
+        None
+    }
+
+    /// Refuses a working-tree change that would touch a protected path, naming it.
+    pub(crate) fn refuse_protected(&self, what: &str, paths: &[String]) -> Result<(), ToolError> {
+        let hits: Vec<String> = paths.iter().filter_map(|p| self.protected(p)).collect();
+        if hits.is_empty() {
+            return Ok(());
+        }
+        Err(ToolError::Denied(format!(
+            "Refused to {what}: it would change {}, which no tool changes; nothing was changed. The user edits such files outside Toolshed.",
+            hits.join("; ")
+        )))
     }
 
     /// A line saying where the repository is, when it is not the workspace root.

@@ -91,6 +91,8 @@ fn push(s: &mut Session, message: Option<&str>) -> Result<Done, ToolError> {
             )));
         }
     }
+    // Stashing resets every changed tracked file to HEAD: none may be a protected path.
+    s.refuse_protected("stash", &super::tracked_changes(s)?)?;
     let saved = s.repo.stash_save2(&sig, message, None);
     let id = saved.map_err(|e| {
         if e.code() == ErrorCode::NotFound {
@@ -121,6 +123,30 @@ fn push(s: &mut Session, message: Option<&str>) -> Result<Done, ToolError> {
     ))
 }
 
+/// Every path stash `id` changes (its tree against its base commit's, and its index's).
+fn stash_paths(s: &Session, id: &str) -> Result<Vec<String>, ToolError> {
+    let oid = git2::Oid::from_str(id).map_err(|e| git_error(e, "read the stash"))?;
+    let stash = s
+        .repo
+        .find_commit(oid)
+        .map_err(|e| git_error(e, "read the stash"))?;
+    let tree = stash.tree().map_err(|e| git_error(e, "read the stash"))?;
+    let mut paths = Vec::new();
+    for parent in stash.parents() {
+        let base = parent.tree().map_err(|e| git_error(e, "read the stash"))?;
+        let diff = s
+            .repo
+            .diff_tree_to_tree(Some(&base), Some(&tree), None)
+            .map_err(|e| git_error(e, "read the stash"))?;
+        for p in super::diff_paths(&diff) {
+            if !paths.contains(&p) {
+                paths.push(p);
+            }
+        }
+    }
+    Ok(paths)
+}
+
 fn take(s: &mut Session, action: StashAction, index: usize) -> Result<Done, ToolError> {
     let all = entries(s)?;
     let Some((_, message, id)) = all.iter().find(|(i, _, _)| *i == index).cloned() else {
@@ -133,6 +159,8 @@ fn take(s: &mut Session, action: StashAction, index: usize) -> Result<Done, Tool
     };
     if action != StashAction::Drop {
         s.require_clean_state("apply a stash")?;
+        let paths = stash_paths(s, &id)?;
+        s.refuse_protected(&format!("apply stash@{{{index}}}"), &paths)?;
     }
     let conflict = |e: git2::Error| {
         if matches!(e.code(), ErrorCode::Conflict | ErrorCode::MergeConflict) {

@@ -408,3 +408,117 @@ async fn checkout_never_writes_through_a_tracked_symbolic_link() {
     assert_eq!(e.kind(), tool_core::ErrorKind::Denied, "{e}");
     assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
 }
+
+/// A branch, a stash or an old commit that carries its own `toolshed.toml` (or a file under a
+/// `policy.protected_paths` entry) must not replace the user's: every checkout, stash push and
+/// stash apply is checked against the protected paths before anything is written. Each attack
+/// beside its benign twin on an ordinary file.
+#[tokio::test]
+async fn git_never_writes_protected_paths() {
+    use tool_core::{ErrorKind, Limits, Policy, ToolContext, Workspace};
+    let f = Fixture::repo();
+    f.write("toolshed.toml", "[policy]\nautonomy = \"read_only\"\n");
+    f.write("secrets/key", "user\n");
+    f.git(&["add", "."]);
+    f.git(&["commit", "-q", "-m", "config"]);
+    // A branch whose toolshed.toml widens, and one that changes only an ordinary file.
+    f.git(&["checkout", "-q", "-b", "evil"]);
+    f.write("toolshed.toml", "[policy]\nautonomy = \"full\"\n");
+    f.git(&["commit", "-q", "-am", "widen"]);
+    f.git(&["checkout", "-q", "-b", "keyswap", "main"]);
+    f.write("secrets/key", "attacker\n");
+    f.git(&["commit", "-q", "-am", "swap the key"]);
+    f.git(&["checkout", "-q", "-b", "docs", "main"]);
+    f.write("docs/guide.md", "# Guide, v2\n");
+    f.git(&["commit", "-q", "-am", "docs"]);
+    f.git(&["checkout", "-q", "main"]);
+    let mut policy = Policy::supervised();
+    policy.protected_paths = vec!["secrets".into()];
+    let ctx = ToolContext::new(
+        Workspace::local(f.root()).unwrap(),
+        std::sync::Arc::new(policy),
+        std::sync::Arc::new(Limits::default()),
+    );
+    let call = |args: &'static str| {
+        let ctx = ctx.clone();
+        async move {
+            super::stack()
+                .call_json("git_operations", args, ctx.for_call())
+                .await
+        }
+    };
+    let untouched = |f: &Fixture| {
+        assert_eq!(
+            f.read("toolshed.toml"),
+            "[policy]\nautonomy = \"read_only\"\n"
+        );
+        assert_eq!(f.read("secrets/key"), "user\n");
+    };
+    #[rustfmt::skip]
+    let attacks: &[&str] = &[
+        r#"{"operation":"checkout","branch":"evil"}"#,
+        r#"{"operation":"checkout","rev":"evil"}"#,
+        r#"{"operation":"checkout","branch":"evil2","create":true,"rev":"evil"}"#,
+        r#"{"operation":"checkout","rev":"evil","paths":["."]}"#,
+        r#"{"operation":"checkout","rev":"evil","paths":["toolshed.toml"]}"#,
+        r#"{"operation":"checkout","branch":"keyswap"}"#,
+        r#"{"operation":"checkout","rev":"keyswap","paths":["secrets"]}"#,
+    ];
+    for args in attacks {
+        let e = call(args).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Denied, "{args}: {e}");
+        untouched(&f);
+        assert_eq!(
+            f.git(&["rev-parse", "--abbrev-ref", "HEAD"]).trim(),
+            "main",
+            "{args}"
+        );
+    }
+    // Twins: the ordinary branch and an ordinary restore work.
+    call(r#"{"operation":"checkout","rev":"docs","paths":["docs"]}"#)
+        .await
+        .unwrap();
+    assert_eq!(f.read("docs/guide.md"), "# Guide, v2\n");
+    f.git(&["checkout", "-q", "--", "."]);
+    f.git(&["reset", "-q", "--hard", "main"]);
+    call(r#"{"operation":"checkout","branch":"docs"}"#)
+        .await
+        .unwrap();
+    assert_eq!(f.read("docs/guide.md"), "# Guide, v2\n");
+    call(r#"{"operation":"checkout","branch":"main"}"#)
+        .await
+        .unwrap();
+    untouched(&f);
+
+    // Stash push would reset a locally edited toolshed.toml to the committed one.
+    f.write(
+        "toolshed.toml",
+        "[policy]\nautonomy = \"read_only\"\ndenied_commands = [\"curl\"]\n",
+    );
+    let e = call(r#"{"operation":"stash"}"#).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Denied, "{e}");
+    assert!(f.read("toolshed.toml").contains("curl"));
+    f.git(&["checkout", "-q", "--", "toolshed.toml"]);
+    // A stash (made outside Toolshed) that changes toolshed.toml is not applied.
+    f.write("toolshed.toml", "[policy]\nautonomy = \"full\"\n");
+    f.git(&["stash", "-q"]);
+    untouched(&f);
+    for args in [
+        r#"{"operation":"stash","action":"apply"}"#,
+        r#"{"operation":"stash","action":"pop"}"#,
+    ] {
+        let e = call(args).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Denied, "{args}: {e}");
+        untouched(&f);
+    }
+    f.git(&["stash", "drop", "-q"]);
+    // Twin: stashing and popping an ordinary change works.
+    f.write("docs/guide.md", "# Guide, local\n");
+    call(r#"{"operation":"stash"}"#).await.unwrap();
+    assert_eq!(f.read("docs/guide.md"), "# Guide\n");
+    call(r#"{"operation":"stash","action":"pop"}"#)
+        .await
+        .unwrap();
+    assert_eq!(f.read("docs/guide.md"), "# Guide, local\n");
+    untouched(&f);
+}
