@@ -262,6 +262,36 @@ pub(crate) fn prepare(view: &View) -> Result<Prepared, String> {
             devices: false,
         });
     }
+    // The directories between a writable root and a protected path inside it are bound onto
+    // themselves (still writable): a mount point cannot be renamed or removed (EBUSY), so
+    // `mv config elsewhere` cannot carry `config/prod.yaml` out from under its protection and
+    // leave the name free for a new file.
+    let writable: Vec<PathBuf> = view.writable.iter().filter_map(|w| canonical(w)).collect();
+    let mut ancestors: std::collections::BTreeSet<PathBuf> = std::collections::BTreeSet::new();
+    for p in &view.protected {
+        let Some(c) = canonical(p) else { continue };
+        let Some(root) = writable.iter().filter(|w| c.starts_with(w)).max() else {
+            continue;
+        };
+        let mut a = c.parent();
+        while let Some(dir) = a {
+            if dir == root.as_path() || !dir.starts_with(root) {
+                break;
+            }
+            ancestors.insert(dir.to_path_buf());
+            a = dir.parent();
+        }
+    }
+    let mut ancestors: Vec<PathBuf> = ancestors.into_iter().collect();
+    ancestors.sort_by_key(|a| a.components().count());
+    for a in &ancestors {
+        ops.push(Op::Bind {
+            src: outside(a)?,
+            dst: inside(a)?,
+            readonly: false,
+            devices: false,
+        });
+    }
     // Protected paths on top, read-only; then the masks. Both must already exist in the view
     // (they are inside a bound tree), so nothing is created for them.
     for p in &view.protected {

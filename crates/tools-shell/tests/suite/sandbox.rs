@@ -244,30 +244,54 @@ async fn a_created_protected_path_is_renamed_aside() {
     assert!(!fx.path(".toolshed").exists());
 }
 
-/// A protected file whose parent directory is renamed away and recreated is not replaced: the
-/// new file is renamed aside when the command ends. The original is where the command put it.
+/// A protected file whose parent directory is renamed away and recreated is not replaced. In
+/// the namespace view the directories above a protected path are mount points, so the rename
+/// itself fails (EBUSY) and the file stays where it was; without the view, the new file is
+/// renamed aside when the command ends and the original is where the command put it.
 #[tokio::test]
 async fn a_replaced_protected_path_is_renamed_aside() {
     let fx = Fixture::new();
-    std::fs::create_dir_all(fx.path("config")).unwrap();
-    std::fs::write(fx.path("config/prod.yaml"), "ORIGINAL").unwrap();
+    std::fs::create_dir_all(fx.path("config/deeper")).unwrap();
+    std::fs::write(fx.path("config/deeper/prod.yaml"), "ORIGINAL").unwrap();
     let mut policy = Policy::full();
-    policy.protected_paths = vec!["config/prod.yaml".into()];
-    let swap = "python3 -c \"import os; os.rename('config', 'config.old'); os.mkdir('config'); open('config/prod.yaml', 'w').write('ATTACKER')\"";
-    let out = fx.sh(policy.clone(), swap).await.unwrap();
-    let t = out.joined_text();
-    assert!(t.contains("replaced"), "{t}");
-    assert_ne!(
-        std::fs::read_to_string(fx.path("config/prod.yaml"))
-            .ok()
-            .as_deref(),
-        Some("ATTACKER"),
-        "{t}"
-    );
-    assert_eq!(
-        std::fs::read_to_string(fx.path("config.old/prod.yaml")).unwrap(),
-        "ORIGINAL"
-    );
+    policy.protected_paths = vec!["config/deeper/prod.yaml".into()];
+    for (from, to) in [
+        ("config", "config.old"),
+        ("config/deeper", "config/deeper.old"),
+    ] {
+        let swap = format!(
+            "python3 -c \"import os; os.rename('{from}', '{to}'); os.makedirs('config/deeper', exist_ok=True); open('config/deeper/prod.yaml', 'w').write('ATTACKER')\""
+        );
+        let out = fx.sh(policy.clone(), &swap).await;
+        let t = match &out {
+            Ok(o) => o.joined_text(),
+            Err(e) => e.to_string(),
+        };
+        let now = std::fs::read_to_string(fx.path("config/deeper/prod.yaml")).ok();
+        assert_ne!(now.as_deref(), Some("ATTACKER"), "{from}: {t}");
+        if super::kernel_has_user_namespaces() {
+            assert_eq!(now.as_deref(), Some("ORIGINAL"), "{from}: {t}");
+            assert!(
+                !fx.path(to).exists(),
+                "{from}: the rename went through: {t}"
+            );
+        } else {
+            assert!(t.contains("replaced"), "{from}: {t}");
+            let moved = format!(
+                "{to}/{}",
+                if from == "config" {
+                    "deeper/prod.yaml"
+                } else {
+                    "prod.yaml"
+                }
+            );
+            assert_eq!(
+                std::fs::read_to_string(fx.path(&moved)).unwrap(),
+                "ORIGINAL"
+            );
+            break;
+        }
+    }
     // Twin: an unprotected file may be swapped the same way.
     std::fs::create_dir_all(fx.path("data")).unwrap();
     std::fs::write(fx.path("data/x"), "old").unwrap();
