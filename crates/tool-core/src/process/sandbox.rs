@@ -157,7 +157,7 @@ mod imp {
 
     use landlock::{
         ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr,
-        RulesetCreatedAttr, path_beneath_rules,
+        RulesetCreatedAttr, Scope, path_beneath_rules,
     };
 
     use std::sync::OnceLock;
@@ -414,10 +414,17 @@ mod imp {
             .set_compatibility(CompatLevel::BestEffort)
             .handle_access(handled)
             .map_err(|e| e.to_string())?;
+        // ABI 6: no signals to processes outside the command (toolshed itself, other jobs,
+        // the user's shell), whether or not a PID namespace hides them.
+        ruleset = ruleset.scope(Scope::Signal).map_err(|e| e.to_string())?;
         if !sandbox.allow_network {
-            // Landlock ABI 4 also refuses TCP bind/connect: a second fence beside seccomp.
+            // Landlock ABI 4 also refuses TCP bind/connect: a second fence beside seccomp. ABI 6
+            // refuses abstract Unix sockets made outside the command (an X server's, D-Bus's),
+            // which seccomp's socket filter lets through and only a network namespace hides.
             ruleset = ruleset
                 .handle_access(AccessNet::from_all(abi))
+                .map_err(|e| e.to_string())?
+                .scope(Scope::AbstractUnixSocket)
                 .map_err(|e| e.to_string())?;
         }
         let mut created = ruleset.create().map_err(|e| e.to_string())?;

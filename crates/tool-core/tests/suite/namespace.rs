@@ -349,3 +349,78 @@ async fn the_parent_environment_is_not_readable() {
     assert!(!out.output.contains("ESCAPED"), "{out:?}");
     assert!(tool_core::process::harden_self());
 }
+
+/// Landlock's scopes hold without the namespace view too (ABI 6): a command cannot signal a
+/// process outside itself (toolshed, another job) or reach an abstract Unix socket made outside
+/// it (an X server's, D-Bus's) when it may not use the network. Twins: signals within the
+/// command, and the socket with network allowed.
+#[tokio::test]
+async fn landlock_scopes_fence_signals_and_abstract_sockets() {
+    let abi = landlock_abi();
+    if abi < 6 {
+        assert!(
+            std::env::var_os("TOOLSHED_REQUIRE_SANDBOX").is_none_or(|v| v != "1"),
+            "TOOLSHED_REQUIRE_SANDBOX=1 but this kernel's Landlock ABI is {abi} (scopes need 6)"
+        );
+        eprintln!("skipped: Landlock ABI {abi} has no scopes");
+        return;
+    }
+    use std::os::linux::net::SocketAddrExt;
+    let name = format!("toolshed-scope-test-{}", std::process::id());
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+    let listener = std::os::unix::net::UnixListener::bind_addr(&addr).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let fx = Fixture::new();
+    let parent = std::process::id();
+    let connect = format!(
+        "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect(b'\\\\0{name}'); print('CONNECTED')\" 2>&1"
+    );
+    for namespaces in [false, true] {
+        if namespaces && !kernel_has_user_namespaces() {
+            continue;
+        }
+        let mut closed = Sandbox::new(vec![fx.root.clone()], false);
+        closed.namespaces = namespaces;
+        let mut open = Sandbox::new(vec![fx.root.clone()], true);
+        open.namespaces = namespaces;
+        let out = sandboxed(
+            &fx,
+            closed.clone(),
+            &format!("kill -0 {parent} && echo ESCAPED; sleep 5 & kill $! && echo OK"),
+        )
+        .await;
+        let text = out.output.clone();
+        assert!(
+            !text.contains("ESCAPED") && text.contains("OK"),
+            "namespaces={namespaces}: {text}"
+        );
+        let out = sandboxed(&fx, closed, &connect).await;
+        let text = out.output.clone();
+        assert!(
+            !text.contains("CONNECTED"),
+            "namespaces={namespaces}: {text}"
+        );
+        if !namespaces {
+            // With the network allowed (and so no network namespace) the socket is reachable.
+            let out = sandboxed(&fx, open, &connect).await;
+            let text = out.output.clone();
+            assert!(text.contains("CONNECTED"), "twin: {text}");
+        }
+    }
+}
+
+/// The Landlock ABI of this kernel, probed directly (0: none).
+fn landlock_abi() -> i64 {
+    // SAFETY: landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) only returns
+    // the ABI version; it reads and writes no memory.
+    #[allow(unsafe_code)]
+    let v = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<u8>(),
+            0usize,
+            1u32,
+        )
+    };
+    v.max(0)
+}
