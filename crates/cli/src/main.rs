@@ -110,6 +110,10 @@ enum Command {
     /// Exit status: 0 when every layer holds, 1 when one does not (then supervised mode asks
     /// before every command).
     Doctor,
+    /// Apply this workspace's toolshed.toml in full, as it is now: records its digest as the
+    /// reviewed file. The workspace must be in `trusted_workspaces`; a later change (by a
+    /// command, a checkout or you) makes it narrow-only again until you run this again.
+    Trust,
     /// Scheduled jobs: `toolshed cron daemon` runs the jobs of this workspace as they fall due.
     #[command(subcommand)]
     Cron(CronCommand),
@@ -278,6 +282,19 @@ async fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Mcp(args) => mcp_cmd::run(&cli.workspace, &source, cli.profile, args).await,
         Command::Tour => tour::run().await,
+        Command::Trust => {
+            let (file, keys) = Config::trust(&source, &cli.workspace)?;
+            if keys.is_empty() {
+                out!("Trusted {} as it is now.", file.display());
+            } else {
+                out!(
+                    "Trusted {} as it is now; these keys now apply: {}.",
+                    file.display(),
+                    keys.join(", ")
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Doctor => {
             let loaded = Config::load(&source, &cli.workspace)?;
             let (text, full) = doctor::report(&cli.workspace, &loaded).await?;

@@ -272,7 +272,16 @@ impl Stack {
         trace.accesses = prepared.accesses.iter().map(ToString::to_string).collect();
 
         // Permission.
-        let verdict = ctx.policy.decide(&entry.spec.name, &prepared.accesses);
+        // Rules name tools canonically (`file_write`), whatever a profile calls them
+        // (`write_file`); a rule written for the alias applies too, and the stricter wins.
+        let canonical = &entry.tool.spec().name;
+        let mut verdict = ctx.policy.decide(canonical, &prepared.accesses);
+        if *canonical != entry.spec.name {
+            let by_alias = ctx.policy.decide(&entry.spec.name, &prepared.accesses);
+            if by_alias.decision > verdict.decision {
+                verdict = by_alias;
+            }
+        }
         trace.decision = Some(verdict.decision);
         match verdict.decision {
             Decision::Allow => {}

@@ -48,6 +48,9 @@ pub struct Loaded {
     pub workspace_file: Option<PathBuf>,
     /// Whether every key of the workspace's file applied.
     pub workspace_trusted: bool,
+    /// The workspace is listed in `trusted_workspaces`, but its file is not the one the user
+    /// reviewed with `toolshed trust` (new, or changed since), so it only narrows.
+    pub unreviewed: bool,
     /// The keys of the workspace's file that were not applied, dotted (`policy.autonomy`,
     /// `mcp_servers.build`), in file order.
     pub ignored: Vec<String>,
@@ -60,6 +63,13 @@ impl Loaded {
         if self.ignored.is_empty() {
             return None;
         }
+        if self.unreviewed {
+            return Some(format!(
+                "toolshed: {file} is in a trusted workspace, but it is not the file you reviewed (it is new, or it changed since `toolshed trust`: a command or a checkout may have written it), so it only narrows the policy; ignored: {keys}. Review it, then run `toolshed trust` in that workspace.",
+                file = file.display(),
+                keys = self.ignored.join(", "),
+            ));
+        }
         let user = self
             .user_file
             .clone()
@@ -68,6 +78,7 @@ impl Loaded {
             .unwrap_or_else(|| "your user configuration".into());
         let dir = file
             .parent()
+            .map(|p| p.canonicalize().unwrap_or_else(|_| p.to_path_buf()))
             .map(|p| p.display().to_string())
             .unwrap_or_default();
         Some(format!(
@@ -374,6 +385,46 @@ fn get_mut<'a>(table: &'a mut Table, path: &str) -> Option<&'a mut Value> {
         table = table.get_mut(part)?.as_table_mut()?;
     }
     None
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex(&sha2::Sha256::digest(bytes))
+}
+
+/// Where the digest of the reviewed `toolshed.toml` of the workspace in `dir` is kept.
+pub(crate) fn pin_path(data_dir: &Path, dir: &Path) -> Option<PathBuf> {
+    let dir = dir.canonicalize().ok()?;
+    Some(
+        data_dir
+            .join("trusted")
+            .join(sha256(dir.as_os_str().as_encoded_bytes())),
+    )
+}
+
+/// Whether `bytes` is the workspace file the user reviewed.
+// The pin is the operator's state, read before any tool runs.
+#[allow(clippy::disallowed_methods)]
+pub(crate) fn pin_matches(data_dir: &Path, dir: &Path, bytes: &[u8]) -> bool {
+    pin_path(data_dir, dir)
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .is_some_and(|pinned| pinned.trim() == sha256(bytes))
+}
+
+/// Records `bytes` as the reviewed workspace file of `dir`.
+#[allow(clippy::disallowed_methods)]
+pub(crate) fn pin(data_dir: &Path, dir: &Path, bytes: &[u8]) -> Result<PathBuf> {
+    let path = pin_path(data_dir, dir)
+        .ok_or_else(|| anyhow::anyhow!("cannot resolve the workspace {}", dir.display()))?;
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(&path, format!("{}\n", sha256(bytes)))?;
+    Ok(path)
 }
 
 /// Whether the user's configuration trusts the workspace whose configuration lives in `dir`.

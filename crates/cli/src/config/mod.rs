@@ -275,6 +275,21 @@ pub struct NamedAgentConfig {
     pub max_iterations: Option<u32>,
 }
 
+/// Reads and parses a configuration file; a missing one is `None` unless `required`.
+// Configuration is the operator's, read before any tool runs; it is not a tool's file access.
+#[allow(clippy::disallowed_methods)]
+fn read_table(path: &Path, required: bool) -> Result<Option<toml::Table>> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => layers::parse(path, &text).map(Some),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+    }
+}
+
+/// The lowest `shell.max_processes` accepted: below it, a per-run pids cgroup cannot even be
+/// joined, and containment would fall back to nothing.
+pub const MIN_PROCESSES: u32 = 16;
+
 /// `[shell]`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -391,23 +406,8 @@ impl Config {
     // Configuration is the operator's, read before any tool runs; it is not a tool's file access.
     #[allow(clippy::disallowed_methods)]
     pub fn load(source: &Source, workspace_dir: &Path) -> Result<Loaded> {
-        let read = |path: &Path, required: bool| -> Result<Option<toml::Table>> {
-            match std::fs::read_to_string(path) {
-                Ok(text) => layers::parse(path, &text).map(Some),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => Ok(None),
-                Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
-            }
-        };
-        let (user_file, user) = match &source.explicit {
-            Some(p) => (Some(p.clone()), read(p, true)?),
-            None => match layers::default_user_file() {
-                Some(p) => {
-                    let t = read(&p, false)?;
-                    (t.is_some().then_some(p), t)
-                }
-                None => (None, None),
-            },
-        };
+        let (user_file, user) = Config::load_user(source)?;
+        let user = Some(user);
         let ws_path = workspace_dir.join("toolshed.toml");
         let same_file = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
             (Ok(a), Ok(b)) => a == b,
@@ -415,22 +415,103 @@ impl Config {
         };
         let workspace = match &user_file {
             Some(u) if same_file(u, &ws_path) => None,
-            _ => read(&ws_path, false)?,
+            _ => read_table(&ws_path, false)?,
+        };
+        let ws_bytes = match &workspace {
+            Some(_) => std::fs::read(&ws_path).ok(),
+            None => None,
         };
         let user = user.unwrap_or_default();
         let base = Config::deserialize(toml::Value::Table(user.clone()))?;
-        let trusted = workspace.is_some()
-            && (source.trust_workspace || layers::is_trusted(&base, workspace_dir));
+        // A listed workspace's file applies in full only as the user reviewed it (`toolshed
+        // trust` records its digest): one a command wrote or a checkout replaced since is back
+        // to narrowing only.
+        let listed = workspace.is_some() && layers::is_trusted(&base, workspace_dir);
+        let reviewed = listed
+            && ws_bytes
+                .as_deref()
+                .is_some_and(|b| layers::pin_matches(&base.data_dir(), workspace_dir, b));
+        let trusted = workspace.is_some() && (source.trust_workspace || reviewed);
+        let unreviewed = listed && !reviewed && !source.trust_workspace;
         let workspace_file = workspace.is_some().then_some(ws_path);
+        for t in &base.trusted_workspaces {
+            if !t.is_absolute() {
+                bail!(
+                    "trusted_workspaces entry `{}` is relative, so it would trust whatever directory a command runs in; write the workspace's absolute path",
+                    t.display()
+                );
+            }
+        }
         let (config, ignored) =
             layers::merge(user, workspace, trusted).map_err(|e| anyhow::anyhow!("{e}"))?;
+        if let Some(n) = config.shell.max_processes
+            && n < MIN_PROCESSES
+        {
+            bail!(
+                "shell.max_processes is {n}, but a command needs room for a few processes of its own (at least {MIN_PROCESSES}); below that the process limit cannot be applied at all"
+            );
+        }
         Ok(Loaded {
             config,
             user_file,
             workspace_file,
             workspace_trusted: trusted,
+            unreviewed,
             ignored,
         })
+    }
+
+    /// The user's file (if any) and its table (empty without one).
+    #[allow(clippy::disallowed_methods)]
+    fn load_user(source: &Source) -> Result<(Option<PathBuf>, toml::Table)> {
+        let (file, table) = match &source.explicit {
+            Some(p) => (Some(p.clone()), read_table(p, true)?),
+            None => match layers::default_user_file() {
+                Some(p) => {
+                    let t = read_table(&p, false)?;
+                    (t.is_some().then_some(p), t)
+                }
+                None => (None, None),
+            },
+        };
+        Ok((file, table.unwrap_or_default()))
+    }
+
+    /// `toolshed trust`: records the workspace's `toolshed.toml`, as it is now, as the file the
+    /// user reviewed, so that it applies in full (the workspace must be in `trusted_workspaces`).
+    /// Returns the file and the keys that now apply beyond narrowing.
+    #[allow(clippy::disallowed_methods)]
+    pub fn trust(source: &Source, workspace_dir: &Path) -> Result<(PathBuf, Vec<String>)> {
+        let loaded = Config::load(source, workspace_dir)?;
+        let Some(file) = loaded.workspace_file.clone() else {
+            bail!(
+                "{} has no toolshed.toml, so there is nothing to trust",
+                workspace_dir.display()
+            );
+        };
+        let dir = workspace_dir
+            .canonicalize()
+            .unwrap_or_else(|_| workspace_dir.to_path_buf());
+        if !layers::is_trusted(&loaded.config, workspace_dir) {
+            bail!(
+                "{} is not in trusted_workspaces; add `trusted_workspaces = [{:?}]` to {} first, then run toolshed trust again",
+                dir.display(),
+                dir.display().to_string(),
+                loaded
+                    .user_file
+                    .clone()
+                    .or_else(layers::default_user_file)
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_else(|| "your configuration".into())
+            );
+        }
+        let bytes =
+            std::fs::read(&file).with_context(|| format!("cannot read {}", file.display()))?;
+        let (_, user) = Config::load_user(source)?;
+        let base = Config::deserialize(toml::Value::Table(user))?;
+        layers::pin(&base.data_dir(), workspace_dir, &bytes)
+            .context("cannot record the reviewed file in the data directory")?;
+        Ok((file, loaded.ignored))
     }
 
     /// The scheduling settings in effect (for comparing limits), with a runner that is never

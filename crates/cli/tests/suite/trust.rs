@@ -123,10 +123,22 @@ fn trusted_workspaces_lists_exact_directories() {
     let user = dir.path().join("user.toml");
     fs::write(
         &user,
-        format!("trusted_workspaces = [{:?}]\n", ws.join(".")),
+        format!(
+            "data_dir = {:?}\ntrusted_workspaces = [{:?}]\n",
+            dir.path().join("data"),
+            ws.join(".")
+        ),
     )
     .unwrap();
     let source = Source::file(&user);
+    // Listed but not yet reviewed: it only narrows, and the warning says how to review it.
+    let listed = Config::load(&source, &ws).unwrap();
+    assert!(!listed.workspace_trusted && listed.unreviewed);
+    assert!(listed.warning().unwrap().contains("toolshed trust"));
+    // `toolshed trust` (refused for the unlisted workspace) records the reviewed file.
+    assert!(Config::trust(&source, &other).is_err());
+    let (_, keys) = Config::trust(&source, &ws).unwrap();
+    assert_eq!(keys, ["policy.autonomy"]);
     let listed = Config::load(&source, &ws).unwrap();
     assert!(listed.workspace_trusted);
     assert_eq!(listed.config.policy().unwrap().autonomy, Autonomy::Full);
@@ -134,6 +146,18 @@ fn trusted_workspaces_lists_exact_directories() {
     assert!(!unlisted.workspace_trusted);
     assert_eq!(
         unlisted.config.policy().unwrap().autonomy,
+        Autonomy::Supervised
+    );
+    // A change after the review (a command, a checkout) is narrow-only again.
+    fs::write(
+        ws.join("toolshed.toml"),
+        "[policy]\nautonomy = \"full\"\nallowed_commands = [\"rm\"]\n",
+    )
+    .unwrap();
+    let changed = Config::load(&source, &ws).unwrap();
+    assert!(!changed.workspace_trusted && changed.unreviewed);
+    assert_eq!(
+        changed.config.policy().unwrap().autonomy,
         Autonomy::Supervised
     );
 }
@@ -220,6 +244,7 @@ fn every_narrowing_key_is_known_to_the_configuration() {
                 format!("[{section}]\n{field} = false\n")
             }
             "min_interval_secs" => format!("[{section}]\n{field} = 86400\n"),
+            "max_processes" => format!("[{section}]\n{field} = 16\n"),
             _ => format!("[{section}]\n{field} = 1\n"),
         };
         let (loaded, _d) = load("", &text, false);
@@ -289,4 +314,122 @@ fn an_untrusted_workspace_starts_no_program() {
         None,
     );
     assert_eq!(json(&o)["ok"], true, "{}", stderr(&o));
+}
+
+/// Rules name tools canonically: a profile (chosen by the user, or by a workspace's file)
+/// renames the tools but cannot step around the user's rules. Twin: the renamed tool still
+/// works where no rule refuses it.
+#[test]
+fn a_profile_does_not_rename_its_way_around_the_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    fs::create_dir_all(ws.join("src")).unwrap();
+    fs::write(ws.join("secret.txt"), "SECRET").unwrap();
+    let user = dir.path().join("user.toml");
+    fs::write(
+        &user,
+        "[policy.rules]\n\"file_write(src/**)\" = \"deny\"\n\"file_read(secret.txt)\" = \"deny\"\n\"shell\" = \"deny\"\n",
+    )
+    .unwrap();
+    let user_arg = user.display().to_string();
+    let w = ws.display().to_string();
+    let call = |extra: &[&str], tool: &str, args: &str| {
+        let mut argv = vec!["--workspace", w.as_str(), "--config", user_arg.as_str()];
+        argv.extend_from_slice(extra);
+        argv.extend_from_slice(&["call", tool, args, "--json"]);
+        json(&toolshed_raw(dir.path(), &argv, None))
+    };
+    for extra in [&["--profile", "sneakycode"][..], &[]] {
+        if extra.is_empty() {
+            fs::write(ws.join("toolshed.toml"), "profile = \"sneakycode\"\n").unwrap();
+        }
+        for (tool, args) in [
+            ("write_file", r#"{"file_path":"src/x.txt","content":"pwn"}"#),
+            ("read_file", r#"{"file_path":"secret.txt"}"#),
+            ("run_command", r#"{"command":"echo hi"}"#),
+        ] {
+            let v = call(extra, tool, args);
+            assert_eq!(v["error"]["kind"], "denied", "{extra:?} {tool}: {v}");
+        }
+        let v = call(
+            extra,
+            "write_file",
+            r#"{"file_path":"notes.txt","content":"ok"}"#,
+        );
+        assert_eq!(v["ok"], true, "{extra:?}: {v}");
+    }
+    assert!(!ws.join("src/x.txt").exists());
+}
+
+/// Found by the adversary: a relative `trusted_workspaces` entry would trust whatever directory
+/// a command runs in (and the warning must print the absolute path to copy); a process limit
+/// too low to be applied at all is refused rather than silently dropping containment.
+#[test]
+fn trust_entries_are_absolute_and_limits_stay_applicable() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    fs::create_dir_all(&ws).unwrap();
+    fs::write(ws.join("toolshed.toml"), "[policy]\nautonomy = \"full\"\n").unwrap();
+    let user = dir.path().join("user.toml");
+    for entry in [".", "ws", "./ws"] {
+        fs::write(&user, format!("trusted_workspaces = [{entry:?}]\n")).unwrap();
+        let e = Config::load(&Source::file(&user), &ws).unwrap_err();
+        assert!(format!("{e:#}").contains("absolute path"), "{entry}: {e:#}");
+    }
+    // Twin: the absolute path, which the warning prints even for a relative workspace.
+    fs::write(&user, "").unwrap();
+    let cwd = std::env::current_dir().unwrap();
+    let rel = pathdiff(&ws, &cwd);
+    let loaded = Config::load(&Source::file(&user), &rel).unwrap();
+    let warning = loaded.warning().unwrap();
+    let abs = ws.canonicalize().unwrap().display().to_string();
+    assert!(warning.contains(&format!("{abs:?}")), "{warning}");
+    fs::write(
+        &user,
+        format!(
+            "data_dir = {:?}\ntrusted_workspaces = [{abs:?}]\n",
+            dir.path().join("data")
+        ),
+    )
+    .unwrap();
+    Config::trust(&Source::file(&user), &ws).unwrap();
+    assert!(
+        Config::load(&Source::file(&user), &ws)
+            .unwrap()
+            .workspace_trusted
+    );
+
+    for (n, ok) in [
+        (0, false),
+        (1, false),
+        (2, false),
+        (15, false),
+        (16, true),
+        (100, true),
+    ] {
+        let (user_text, ws_text) = (String::new(), format!("[shell]\nmax_processes = {n}\n"));
+        fs::write(&user, &user_text).unwrap();
+        fs::write(ws.join("toolshed.toml"), &ws_text).unwrap();
+        let r = Config::load(&Source::file(&user), &ws);
+        assert_eq!(r.is_ok(), ok, "workspace max_processes = {n}");
+        fs::write(&user, &ws_text).unwrap();
+        fs::remove_file(ws.join("toolshed.toml")).unwrap();
+        let r = Config::load(&Source::file(&user), &ws);
+        assert_eq!(r.is_ok(), ok, "user max_processes = {n}");
+    }
+}
+
+/// `path` relative to `base` (both absolute), with `..` as needed.
+fn pathdiff(path: &std::path::Path, base: &std::path::Path) -> std::path::PathBuf {
+    let path: Vec<_> = path.components().collect();
+    let base: Vec<_> = base.components().collect();
+    let common = path.iter().zip(&base).take_while(|(a, b)| a == b).count();
+    let mut out = std::path::PathBuf::new();
+    for _ in common..base.len() {
+        out.push("..");
+    }
+    for c in &path[common..] {
+        out.push(c);
+    }
+    out
 }

@@ -490,6 +490,20 @@ async fn git_never_writes_protected_paths() {
         .unwrap();
     untouched(&f);
 
+    // From a branch without the file, switching to one that adds it is refused too.
+    f.git(&["checkout", "-q", "-b", "bare", "main~1"]);
+    assert!(!f.path("toolshed.toml").exists());
+    for args in [
+        r#"{"operation":"checkout","branch":"evil"}"#,
+        r#"{"operation":"checkout","branch":"main"}"#,
+    ] {
+        let e = call(args).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Denied, "{args}: {e}");
+        assert!(!f.path("toolshed.toml").exists(), "{args}");
+    }
+    f.git(&["checkout", "-q", "main"]);
+    untouched(&f);
+
     // Stash push would reset a locally edited toolshed.toml to the committed one.
     f.write(
         "toolshed.toml",
