@@ -115,7 +115,7 @@ fn render(event: AgentEvent) {
     let _ = match event {
         AgentEvent::Text { depth, delta } => {
             if depth == 0 {
-                write!(err, "{delta}")
+                write!(err, "{}", toolshed_cli::visible(&delta, true))
             } else {
                 Ok(())
             }
@@ -133,9 +133,10 @@ fn render(event: AgentEvent) {
             arguments,
         } => writeln!(
             err,
-            "{}● {name} {}",
+            "{}● {} {}",
             indent(depth),
-            tool_core::truncate::cut_line(arguments.trim(), 160)
+            toolshed_cli::visible(&name, false),
+            toolshed_cli::visible(&tool_core::truncate::cut_line(arguments.trim(), 160), false)
         ),
         AgentEvent::ToolResult {
             depth,
@@ -156,7 +157,7 @@ fn render(event: AgentEvent) {
                 text.push_str(&format!(
                     "{}{lead}{}\n",
                     indent(depth),
-                    tool_core::truncate::cut_line(line, 160)
+                    toolshed_cli::visible(&tool_core::truncate::cut_line(line, 160), false)
                 ));
             }
             if lines.is_empty() {
@@ -183,11 +184,14 @@ fn render(event: AgentEvent) {
         AgentEvent::SubagentStarted { depth, label } => {
             writeln!(
                 err,
-                "{}↳ subagent `{label}`",
-                indent(depth.saturating_sub(1))
+                "{}↳ subagent `{}`",
+                indent(depth.saturating_sub(1)),
+                toolshed_cli::visible(&label, false)
             )
         }
-        AgentEvent::Message { content, .. } => writeln!(err, "[message] {content}"),
+        AgentEvent::Message { content, .. } => {
+            writeln!(err, "[message] {}", toolshed_cli::visible(&content, true))
+        }
         _ => Ok(()),
     };
 }

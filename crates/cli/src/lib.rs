@@ -155,3 +155,28 @@ pub fn registry_for(config: &config::Config, profile: Option<&str>) -> Result<Re
         ),
     }
 }
+
+/// `text` as it may be shown to a human on a terminal: control characters (C0 and C1, DEL,
+/// escape sequences), bidirectional overrides and zero-width characters are written visibly
+/// escaped (`\x1b`, `\u{202e}`), so that a model's bytes cannot erase, redraw or reorder what the
+/// human reads (an approval prompt above all). With `newlines`, `\n` and `\t` stay as they are.
+pub fn visible(text: &str, newlines: bool) -> std::borrow::Cow<'_, str> {
+    let hidden = |c: char| {
+        (c.is_control() && !(newlines && (c == '\n' || c == '\t')))
+            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
+    };
+    if !text.chars().any(hidden) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if !hidden(c) {
+            out.push(c);
+        } else if (c as u32) < 0x100 {
+            out.push_str(&format!("\\x{:02x}", c as u32));
+        } else {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}

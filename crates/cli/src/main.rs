@@ -520,12 +520,17 @@ impl Approver for TerminalApprover {
         if self.always.lock().is_ok_and(|a| a.contains(&request.tool)) {
             return Approval::Approved;
         }
+        // Everything here may come from the model: shown escaped, one line per summary entry.
+        let tool = toolshed_cli::visible(&request.tool, false);
+        let summary: Vec<String> = request
+            .summary
+            .iter()
+            .map(|l| toolshed_cli::visible(l, false).into_owned())
+            .collect();
         let prompt = format!(
-            "`{}` needs approval: {}\n  {}\nApprove? [y]es / [N]o / [a]lways for `{}` this session: ",
-            request.tool,
-            request.reason,
-            request.summary.join("\n  "),
-            request.tool
+            "`{tool}` needs approval: {}\n  {}\nApprove? [y]es / [N]o / [a]lways for `{tool}` this session: ",
+            toolshed_cli::visible(&request.reason, false),
+            summary.join("\n  "),
         );
         let answer = tokio::task::spawn_blocking(move || {
             let mut err = std::io::stderr();

@@ -2,6 +2,7 @@ mod agent;
 mod call;
 mod commands;
 mod cron;
+mod display;
 mod llm;
 mod mcp;
 #[cfg(feature = "postgres")]
