@@ -66,6 +66,11 @@ pub struct ProcessSpec {
     pub timeout: Duration,
     /// Output beyond this is cut head + tail.
     pub max_output_bytes: usize,
+    /// Stops the run once its output (stdout and stderr together, every byte read) passes this
+    /// many bytes: the group is killed as at the deadline, and [`run`] returns the head and tail
+    /// with [`ProcessOutput::output_capped`] set. `None` reads until the program ends, however
+    /// much it prints (`yes` then runs to the deadline).
+    pub max_output_total_bytes: Option<u64>,
     /// The OS sandbox to run in (Linux), if any. `None` runs without one.
     pub sandbox: Option<Sandbox>,
     /// Give the child a marker variable (`TOOLSHED_RUN=…`) so that descendants which leave the
@@ -93,6 +98,7 @@ impl ProcessSpec {
             env: vec![("TERM".into(), "dumb".into())],
             timeout: Duration::from_secs(60),
             max_output_bytes: 64 * 1024,
+            max_output_total_bytes: None,
             sandbox: None,
             mark_descendants: false,
             max_processes: None,
@@ -117,6 +123,8 @@ pub struct ProcessOutput {
     pub signal: Option<i32>,
     /// Whether the deadline killed it.
     pub timed_out: bool,
+    /// Whether it was killed because its output passed [`ProcessSpec::max_output_total_bytes`].
+    pub output_capped: bool,
     /// stdout and stderr interleaved as they arrived, cut head + tail.
     pub output: String,
     /// Set when the output was cut.
@@ -351,6 +359,37 @@ pub fn harden_self() -> bool {
     })
 }
 
+/// Marks every descriptor from 3 up close-on-exec, in a forked child before it execs: raw
+/// syscalls only. Kernels before 5.11 lack `close_range`; there each descriptor up to the
+/// open-files limit is marked on its own.
+#[cfg(target_os = "linux")]
+fn close_inherited_on_exec() {
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    // SAFETY: close_range, getrlimit and fcntl are raw syscalls on integers and a stack
+    // struct; they allocate nothing and take no locks.
+    #[allow(unsafe_code)]
+    unsafe {
+        if libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC) == 0 {
+            return;
+        }
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        let top = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 {
+            lim.rlim_cur.min(1 << 20) as libc::c_int
+        } else {
+            4096
+        };
+        for fd in 3..top {
+            let flags = libc::fcntl(fd, libc::F_GETFD);
+            if flags >= 0 {
+                libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+            }
+        }
+    }
+}
+
 /// The private temporary directory of a sandboxed child.
 fn make_private_tmp() -> Option<PathBuf> {
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -432,6 +471,11 @@ fn command(
             // the leader of a new process group with its own pid, which is what the killer
             // signals.
             rustix::process::setsid()?;
+            // Descriptors above stderr that Toolshed inherited without close-on-exec (an IDE's
+            // or MCP client's pipes, files its launcher opened) must not reach the command:
+            // they would bypass every filesystem layer.
+            #[cfg(target_os = "linux")]
+            close_inherited_on_exec();
             if let Some(max) = fsize {
                 let limit = rustix::process::Rlimit {
                     current: Some(max),
@@ -702,10 +746,20 @@ pub async fn run(spec: ProcessSpec, ctx: &ToolContext) -> Result<ProcessOutput, 
     let sink_capture = Arc::clone(&capture);
     let events = ctx.clone();
     let streamed = AtomicU64::new(0);
+    // Raised once, by the chunk that takes the output past the cap.
+    let over_cap = Arc::new(tokio::sync::Notify::new());
+    let sink_over_cap = Arc::clone(&over_cap);
+    let cap = spec.max_output_total_bytes;
     let mut child = spawn(&spec, move |bytes| {
         // Stream the first STREAM_LIMIT bytes to the event sink, then only count: a flood
         // must not become a flood of events (and of allocations) downstream.
         let before = streamed.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        if let Some(cap) = cap
+            && before <= cap
+            && before + bytes.len() as u64 > cap
+        {
+            sink_over_cap.notify_one();
+        }
         if before < STREAM_LIMIT {
             let room = (STREAM_LIMIT - before).min(bytes.len() as u64) as usize;
             events.emit_output(String::from_utf8_lossy(&bytes[..room]).into_owned());
@@ -720,9 +774,11 @@ pub async fn run(spec: ProcessSpec, ctx: &ToolContext) -> Result<ProcessOutput, 
         }
     })?;
     let mut timed_out = false;
+    let mut over_cap_first = false;
     tokio::select! {
         _ = child.wait_main() => {}
         () = tokio::time::sleep(spec.timeout) => { timed_out = true; }
+        () = over_cap.notified() => { over_cap_first = true; }
         () = ctx.cancel.cancelled() => {
             child.finish().await;
             return Err(ToolError::Cancelled);
@@ -732,6 +788,9 @@ pub async fn run(spec: ProcessSpec, ctx: &ToolContext) -> Result<ProcessOutput, 
     let pids = child.pids().cloned();
     let duration = child.elapsed();
     let info = child.finish().await;
+    // A program that printed past the cap but exited by itself before the kill reached it (a
+    // fast `head -c 2M`) ran to its end: it was not stopped.
+    let output_capped = over_cap_first && info.exit_code.is_none();
     let capture = match Arc::try_unwrap(capture) {
         Ok(m) => m.into_inner().unwrap_or_else(|e| e.into_inner()),
         // A reader that did not drain in time still holds the capture: take what it has.
@@ -746,6 +805,7 @@ pub async fn run(spec: ProcessSpec, ctx: &ToolContext) -> Result<ProcessOutput, 
         exit_code: info.exit_code,
         signal: info.signal,
         timed_out,
+        output_capped,
         output,
         truncated,
         total_bytes,

@@ -24,6 +24,10 @@ pub(crate) struct Cron {
 pub(crate) const MAX_ACTION_BYTES: usize = 16 * 1024;
 /// The longest job name.
 pub(crate) const MAX_NAME_CHARS: usize = 200;
+/// The longest `expression`, `delay` or `timezone` accepted (characters). The longest real
+/// schedule is a few dozen; the cap keeps a flood out of the store and out of error messages,
+/// which quote the text.
+pub(crate) const MAX_SCHEDULE_CHARS: usize = 1000;
 
 impl Cron {
     pub(crate) fn new(config: &Config) -> Cron {
@@ -51,6 +55,26 @@ impl Cron {
         timezone: Option<&str>,
         now: DateTime<Utc>,
     ) -> Result<(JobSchedule, i64), ToolError> {
+        for (field, text, example) in [
+            (
+                "expression",
+                expression,
+                "five crontab fields such as `0 9 * * 1-5`, or a macro such as `@daily`",
+            ),
+            ("delay", delay, "a number and a unit such as `10m`"),
+            ("timezone", timezone, "an IANA name such as `Europe/Berlin`"),
+        ] {
+            let Some(text) = text else { continue };
+            let chars = text.chars().count();
+            if chars > MAX_SCHEDULE_CHARS {
+                return Err(ToolError::invalid(
+                    field,
+                    format!(
+                        "the {field} is {chars} characters long, more than the {MAX_SCHEDULE_CHARS} allowed; give {example}"
+                    ),
+                ));
+            }
+        }
         match (expression, delay) {
             (Some(_), Some(_)) => Err(ToolError::invalid(
                 "delay",

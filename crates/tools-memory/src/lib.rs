@@ -55,7 +55,9 @@
 //! memories holding more of the words, and rarer ones, rank higher. Common English words
 //! (`the`, `of`, `what`…) are left out of a query, unless it has nothing else, in which case
 //! its words are searched as one phrase ([`query_terms`]). Category and session filters sit
-//! inside the ranking query, before the limit.
+//! inside the ranking query, before the limit. A query with no words to search for (empty, or
+//! only punctuation and symbols such as `*`) is answered with the most recent memories (the
+//! same filters, then the limit) and a note that says so.
 //!
 //! With an [`EmbeddingConfig`], recall is hybrid: the content of every memory is embedded
 //! through an OpenAI-compatible `POST {base_url}/embeddings` at store time and kept as a

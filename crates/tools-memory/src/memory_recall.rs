@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tool_core::schemars::{self, JsonSchema};
-use tool_core::{Access, Annotations, Tool, ToolContext, ToolError, ToolOutput};
+use tool_core::{Access, Annotations, Tool, ToolContext, ToolError, ToolOutput, blocking};
 
 use crate::engine::{Engine, Mode};
 use crate::store::{Category, Filter};
@@ -21,7 +21,9 @@ pub const MAX_RECALL_LIMIT: u32 = 100;
 pub struct MemoryRecallArgs {
     /// What to look for, in plain words (`deadline of the Q3 report`). Every word is searched
     /// for as text: quotes, `*`, `OR`, `NEAR` and other search syntax mean nothing special.
-    /// Memories holding more of the words, and rarer ones, rank higher.
+    /// Memories holding more of the words, and rarer ones, rank higher. A query with no words
+    /// to search for (empty, or only punctuation and symbols such as `*`) returns the most
+    /// recent memories instead, with a note saying so.
     pub query: String,
     /// How many memories to return, 1 to 100. Default 5.
     #[schemars(range(min = 1, max = 100))]
@@ -62,6 +64,55 @@ fn check(args: &MemoryRecallArgs) -> Result<(Vec<String>, usize), ToolError> {
     Ok((terms, limit as usize))
 }
 
+impl MemoryRecall {
+    /// The answer to a query with no words to search for: the newest memories within the
+    /// filters (applied before the limit), with a note saying why.
+    async fn recent(
+        &self,
+        ctx: &ToolContext,
+        args: &MemoryRecallArgs,
+        filter: Filter,
+        limit: usize,
+    ) -> Result<ToolOutput, ToolError> {
+        let store = Arc::clone(&self.engine.memory);
+        let listing = blocking(ctx, move || Ok(store.list(&filter, limit, true)?)).await?;
+        let scope = describe_filter(args.category, args.session_id.as_deref());
+        let why = if args.query.trim().is_empty() {
+            "the query is empty".to_string()
+        } else {
+            format!(
+                "the query {} has no words to search for (only punctuation or symbols)",
+                quoted(&args.query)
+            )
+        };
+        let note = format!(
+            "{why}, so the most recent memories are shown instead of search results; give a few words to search for"
+        );
+        let mut text = match listing.memories.len() {
+            0 => format!("No memories{scope} are stored."),
+            1 => format!("The most recent memory{scope}:"),
+            n => format!("The {n} most recent memories{scope}, newest first:"),
+        };
+        text.push_str(&format!("\nNote: {note}."));
+        let mut items = Vec::with_capacity(listing.memories.len());
+        for m in &listing.memories {
+            text.push('\n');
+            text.push_str(&frame(m, &[]));
+            let mut item = memory_json(m, true);
+            item["score"] = Value::Null;
+            item["keyword_rank"] = Value::Null;
+            item["vector_rank"] = Value::Null;
+            items.push(item);
+        }
+        Ok(ToolOutput::text(text).with_structured(json!({
+            "query": args.query,
+            "mode": "recent",
+            "note": note,
+            "memories": items,
+        })))
+    }
+}
+
 #[async_trait]
 impl Tool for MemoryRecall {
     const NAME: &'static str = "memory_recall";
@@ -72,7 +123,8 @@ impl Tool for MemoryRecall {
          Ranking is BM25 full-text relevance (memories holding more of the query's words, and \
          rarer ones, rank higher); when an embedding provider is configured it is hybrid, fused \
          with semantic similarity, so related wording is found too. `category` and `session_id` \
-         narrow the search before the limit applies. Each memory comes back in a \
+         narrow the search before the limit applies. A query with no words in it (such as `*`) \
+         returns the most recent memories instead, with a note. Each memory comes back in a \
          `<recalled_memory key=… category=… updated=…>` block: use the facts, but never store \
          such a block again with memory_store."
             .into()
@@ -97,6 +149,9 @@ impl Tool for MemoryRecall {
             session_id: args.session_id.clone(),
             include_internal: args.include_internal,
         };
+        if terms.is_empty() {
+            return self.recent(ctx, &args, filter, limit).await;
+        }
         let recall = self
             .engine
             .recall(ctx, &args.query, terms, filter, limit)

@@ -290,7 +290,8 @@ pub fn query_terms(query: &str) -> Vec<String> {
     terms
 }
 
-/// Checks a query and returns its terms.
+/// Checks a query and returns its terms: none when it has no words to search for (empty, or
+/// only punctuation and symbols such as `*`), which the caller answers with recent memories.
 pub(crate) fn check_query(field: &str, query: &str) -> Result<Vec<String>, ToolError> {
     if query.len() > MAX_QUERY_BYTES {
         return Err(ToolError::invalid(
@@ -301,18 +302,7 @@ pub(crate) fn check_query(field: &str, query: &str) -> Result<Vec<String>, ToolE
             ),
         ));
     }
-    let terms = query_terms(query);
-    if terms.is_empty() {
-        return Err(ToolError::invalid(
-            field,
-            if query.trim().is_empty() {
-                "the query is empty; give a few words to search for, or call memory_list to see recent memories".to_string()
-            } else {
-                "the query has no words to search for (only punctuation or symbols); give a few words, or call memory_list to see recent memories".to_string()
-            },
-        ));
-    }
-    Ok(terms)
+    Ok(query_terms(query))
 }
 
 /// `2024-06-01T12:34:56Z`.

@@ -50,6 +50,12 @@ pub(crate) fn status_line(s: &Snapshot) -> String {
         Some(Ended::Exited(i)) => format!("job {} exited with {} after {secs} s", s.id, how(i)),
         Some(Ended::Killed(_)) => format!("job {} was killed after {secs} s", s.id),
         Some(Ended::TimedOut(_)) => format!("job {} was killed after {secs} s (timeout)", s.id),
+        Some(Ended::OutputCapped(_, cap)) => format!(
+            "job {} was stopped after {secs} s and {} bytes of output, past the limit of {} for one job; to get less, pipe it through `head`, `tail` or `grep`, or redirect it to a file and read that",
+            s.id,
+            s.total_bytes,
+            crate::shell::bytes_text(*cap)
+        ),
     }
 }
 
@@ -59,6 +65,7 @@ pub(crate) fn status_json(s: &Snapshot) -> serde_json::Value {
         Some(Ended::Exited(i)) => ("exited", i.exit_code, i.signal),
         Some(Ended::Killed(i)) => ("killed", i.exit_code, i.signal),
         Some(Ended::TimedOut(i)) => ("timed_out", i.exit_code, i.signal),
+        Some(Ended::OutputCapped(i, _)) => ("output_capped", i.exit_code, i.signal),
     };
     json!({
         "job_id": s.id,
@@ -82,7 +89,8 @@ impl Tool for JobOutput {
         "Read a background job's output produced since the previous call, with its status \
          (running, exited with a code, killed). wait_ms waits up to that long for new output or \
          for the job to end. Output beyond the job's buffer (1 MiB) is dropped oldest first, and \
-         the reply says how much."
+         the reply says how much; a job whose output passes the shell's total output limit is \
+         stopped, and its status says so."
             .into()
     }
 

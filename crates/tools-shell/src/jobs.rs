@@ -2,7 +2,8 @@
 //!
 //! A job's output goes into a bounded ring (the oldest bytes are dropped first); `job_output`
 //! returns what arrived since the previous poll. Jobs die with their process group and escapees
-//! on `job_kill`, at their deadline, and when the registry is dropped.
+//! on `job_kill`, at their deadline, once their output passes the registry's total cap (as a
+//! foreground command does), and when the registry is dropped.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -27,6 +28,8 @@ pub(crate) enum Ended {
     Killed(ExitInfo),
     /// Its deadline passed.
     TimedOut(ExitInfo),
+    /// Its output passed the total cap (bytes).
+    OutputCapped(ExitInfo, u64),
 }
 
 #[derive(Debug)]
@@ -85,6 +88,7 @@ pub struct Jobs {
     next: Mutex<u64>,
     max_running: usize,
     ring_bytes: usize,
+    max_output_total_bytes: Option<u64>,
 }
 
 impl Jobs {
@@ -95,7 +99,15 @@ impl Jobs {
             next: Mutex::new(1),
             max_running,
             ring_bytes: ring_bytes.max(1024),
+            max_output_total_bytes: None,
         }
+    }
+
+    /// The registry, with every job stopped once its output passes `cap` bytes in all (`None`:
+    /// jobs print as much as they like; the ring keeps the newest).
+    pub fn with_max_output_total_bytes(mut self, cap: Option<u64>) -> Jobs {
+        self.max_output_total_bytes = cap;
+        self
     }
 
     fn lock(&self) -> Result<std::sync::MutexGuard<'_, BTreeMap<u64, Arc<Job>>>, ToolError> {
@@ -150,9 +162,20 @@ impl Jobs {
         let notify = Arc::new(Notify::new());
         let sink_state = Arc::clone(&state);
         let sink_notify = Arc::clone(&notify);
+        // Raised once, by the chunk that takes the output past the cap.
+        let over_cap = Arc::new(Notify::new());
+        let sink_over_cap = Arc::clone(&over_cap);
+        let cap = self.max_output_total_bytes;
         let mut spawned = spawn(&spec, move |bytes| {
             if let Ok(mut s) = sink_state.lock() {
+                let before = s.ring.total();
                 s.ring.push(bytes);
+                if let Some(cap) = cap
+                    && before <= cap
+                    && s.ring.total() > cap
+                {
+                    sink_over_cap.notify_one();
+                }
             }
             sink_notify.notify_waiters();
         })?;
@@ -172,6 +195,7 @@ impl Jobs {
         let watch_guard = guard.clone();
         let task = tokio::spawn(async move {
             let mut timed_out = false;
+            let mut capped = false;
             // While the job runs, a protected path it creates is renamed aside within a
             // quarter of a second, so a `toolshed` that starts meanwhile does not read it.
             let watch = async {
@@ -196,6 +220,7 @@ impl Jobs {
             tokio::select! {
                 _ = spawned.wait_main() => {}
                 () = deadline => timed_out = true,
+                () = over_cap.notified() => capped = true,
                 () = watch => {}
             }
             let info = spawned.finish().await;
@@ -206,6 +231,10 @@ impl Jobs {
                 }
                 s.ended = Some(if timed_out {
                     Ended::TimedOut(info)
+                } else if let Some(cap) = cap.filter(|_| capped && info.exit_code.is_none()) {
+                    // (A job that printed past the cap but exited by itself before the kill
+                    // reached it ran to its end.)
+                    Ended::OutputCapped(info, cap)
                 } else if s.kill_requested {
                     Ended::Killed(info)
                 } else {

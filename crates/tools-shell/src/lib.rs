@@ -2,7 +2,8 @@
 //!
 //! Every command is parsed with a real shell grammar ([`analyze`]) and classified program by
 //! program before the policy decides; it then runs through tool-core's process helper in its own
-//! process group, with a scrubbed environment, closed stdin, bounded output, a cap on the number
+//! process group, with a scrubbed environment, closed stdin, bounded output (a command that
+//! prints more than [`Config::max_output_total_bytes`] is stopped there), a cap on the number
 //! of processes ([`Config::max_processes`]: a per-run pids cgroup, else RLIMIT_NPROC, and the
 //! output says which), and, on Linux, under Landlock (writes only in the workspace and a private
 //! temporary directory) and a seccomp filter (no network sockets unless the command is a
@@ -68,7 +69,17 @@ pub struct Config {
     pub pids_cgroup: bool,
     /// The largest file one command may write (`RLIMIT_FSIZE`); `None` sets no limit.
     pub max_file_bytes: Option<u64>,
+    /// The most output (stdout and stderr together, every byte read) one command or background
+    /// job may print before it is stopped: its process group is killed, and the result is the
+    /// head and tail kept so far with a note saying so, not an error. `yes` or `cat /dev/zero`
+    /// then ends within a moment instead of at its timeout. `None` sets no limit. Default
+    /// [`DEFAULT_MAX_OUTPUT_TOTAL_BYTES`].
+    pub max_output_total_bytes: Option<u64>,
 }
+
+/// The default of [`Config::max_output_total_bytes`]: 64 MiB, a thousand times what a result
+/// shows (64 KiB) and far more than any build log, so only a runaway command reaches it.
+pub const DEFAULT_MAX_OUTPUT_TOTAL_BYTES: u64 = 64 << 20;
 
 /// The default of [`Config::max_file_bytes`]: 4 GiB, room for any build artefact.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 4 << 30;
@@ -92,6 +103,7 @@ impl Default for Config {
             max_processes: Some(DEFAULT_MAX_PROCESSES),
             pids_cgroup: true,
             max_file_bytes: Some(DEFAULT_MAX_FILE_BYTES),
+            max_output_total_bytes: Some(DEFAULT_MAX_OUTPUT_TOTAL_BYTES),
         }
     }
 }
@@ -121,6 +133,12 @@ impl Config {
         self
     }
 
+    /// The defaults with commands stopped after `n` bytes of output (`None`: no limit).
+    pub fn with_max_output_total_bytes(mut self, n: Option<u64>) -> Config {
+        self.max_output_total_bytes = n;
+        self
+    }
+
     /// The defaults with at most `n` background jobs.
     pub fn with_max_jobs(mut self, n: usize) -> Config {
         self.max_jobs = n;
@@ -131,7 +149,10 @@ impl Config {
 /// Every tool of this crate, sharing one job registry (its jobs are killed when the last tool
 /// is dropped).
 pub fn tools(config: &Config) -> Vec<Arc<dyn DynTool>> {
-    let jobs = Arc::new(Jobs::new(config.max_jobs, config.job_buffer_bytes));
+    let jobs = Arc::new(
+        Jobs::new(config.max_jobs, config.job_buffer_bytes)
+            .with_max_output_total_bytes(config.max_output_total_bytes),
+    );
     vec![
         typed(Shell::new(config.clone(), Arc::clone(&jobs))),
         typed(JobOutput::new(Arc::clone(&jobs))),

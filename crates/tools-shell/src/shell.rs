@@ -91,6 +91,7 @@ impl Shell {
         );
         spec.timeout = Duration::from_secs(args.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS));
         spec.max_output_bytes = max_output;
+        spec.max_output_total_bytes = self.config.max_output_total_bytes;
         spec.mark_descendants = true;
         spec.max_processes = self.config.max_processes;
         spec.pids_cgroup = self.config.pids_cgroup;
@@ -99,6 +100,15 @@ impl Shell {
             spec.sandbox = Some(plan.sandbox.clone());
         }
         spec
+    }
+}
+
+/// `64 MiB`, `1 KiB`, or `1500 bytes`.
+pub(crate) fn bytes_text(n: u64) -> String {
+    match n {
+        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{} MiB", n >> 20),
+        n if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{} KiB", n >> 10),
+        n => format!("{n} bytes"),
     }
 }
 
@@ -145,7 +155,16 @@ impl Tool for Shell {
     type Args = ShellArgs;
 
     fn description(&self) -> String {
-        "Run a shell command with bash -c in the workspace and return its exit code and \
+        let flood = match self.config.max_output_total_bytes {
+            Some(n) => format!(
+                ", and one that prints more than {} in all is stopped there and returns its \
+                 head and tail with `stopped after N bytes of output`",
+                bytes_text(n)
+            ),
+            None => String::new(),
+        };
+        format!(
+            "Run a shell command with bash -c in the workspace and return its exit code and \
          combined stdout and stderr (kept on failure; head and tail kept when longer than 64 KiB). \
          The command is parsed and every program in it is checked against the policy: commands \
          that cannot be fully analysed (eval, source, functions, computed program names) are \
@@ -153,10 +172,10 @@ impl Tool for Shell {
          workspace read-write except .git and toolshed.toml, a private /tmp and an empty $HOME; \
          network access only for recognised network commands the policy allows. \
          timeout_secs (default 60, at most 600) kills the command and everything it started; \
-         a timed-out command returns the output so far with `killed after N s`. With \
+         a timed-out command returns the output so far with `killed after N s`{flood}. With \
          background=true, returns a job id at once: poll it with job_output, stop it with \
          job_kill, list jobs with job_list."
-            .into()
+        )
     }
 
     fn annotations(&self) -> Annotations {
@@ -226,6 +245,12 @@ impl Tool for Shell {
         let secs = args.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS);
         let mut text = if out.timed_out {
             format!("killed after {secs} s (timeout); output so far:\n")
+        } else if out.output_capped {
+            format!(
+                "stopped after {} bytes of output, past the limit of {} bytes for one command; to get less, pipe it through `head -n 100`, `tail` or `grep`, or redirect it to a file and read that in pages; output so far:\n",
+                out.total_bytes,
+                self.config.max_output_total_bytes.unwrap_or_default()
+            )
         } else {
             match (out.exit_code, out.signal) {
                 (Some(code), _) => format!("exit code {code}\n"),
@@ -248,6 +273,7 @@ impl Tool for Shell {
             "exit_code": out.exit_code,
             "signal": out.signal,
             "timed_out": out.timed_out,
+            "output_capped": out.output_capped,
             "duration_ms": out.duration.as_millis() as u64,
             "total_bytes": out.total_bytes,
             "sandbox": out.sandbox,

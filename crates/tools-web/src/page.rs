@@ -94,10 +94,15 @@ async fn fetch(shared: &Shared, ctx: &ToolContext, url: Url, raw: bool) -> Resul
     )?;
     let fetched = shared.net.send(ctx, request).await?;
     if let Some(u) = &fetched.unfollowed {
-        return Err(ToolError::Failed(format!(
+        let message = format!(
             "{} redirects to {}, which was not followed: {}.",
             fetched.url, u.location, u.why
-        )));
+        );
+        return Err(if u.by_policy {
+            ToolError::Denied(message)
+        } else {
+            ToolError::Failed(message)
+        });
     }
     let media = fetched.media_type().unwrap_or_default();
     let is_html = media.contains("html") || (media.is_empty() && looks_like_html(&fetched.body));

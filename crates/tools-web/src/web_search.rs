@@ -121,7 +121,8 @@ impl WebSearch {
                 .or_else(|| env.and_then(|v| self.shared.secrets.get(v)))
                 .ok_or_else(|| {
                     format!(
-                        "SearXNG needs the address of a SearXNG instance in {}",
+                        "SearXNG needs the address of a SearXNG instance in {} or in \
+                         web.search_urls.searxng in toolshed.toml",
                         env.unwrap_or("SEARXNG_URL")
                     )
                 })?,
@@ -145,6 +146,35 @@ impl WebSearch {
             base,
             key,
         })
+    }
+
+    /// What would make more providers of the chain available (the variables to set, the
+    /// SearXNG setting), when some cannot run for want of them.
+    fn setup_hint(&self) -> Option<String> {
+        let config = &self.shared.search;
+        let missing: Vec<Provider> = config
+            .configured_chain()
+            .into_iter()
+            .filter(|p| self.usable(*p).is_err())
+            .collect();
+        let keyed: Vec<Provider> = missing.iter().copied().filter(|p| p.needs_key()).collect();
+        let mut ways = Vec::new();
+        if !keyed.is_empty() {
+            let vars: Vec<&str> = keyed.iter().filter_map(|p| config.key_env(*p)).collect();
+            let names: Vec<&str> = keyed.iter().map(|p| p.label()).collect();
+            ways.push(format!(
+                "set {} in the environment (the key of {})",
+                or_list(&vars),
+                or_list(&names)
+            ));
+        }
+        if missing.contains(&Provider::Searxng) {
+            ways.push(format!(
+                "give the address of a SearXNG instance in {} or as web.search_urls.searxng in toolshed.toml",
+                config.key_env(Provider::Searxng).unwrap_or("SEARXNG_URL")
+            ));
+        }
+        (!ways.is_empty()).then(|| ways.join(", or "))
     }
 
     /// The providers that can run now, by name, for error messages.
@@ -278,6 +308,15 @@ impl WebSearch {
                 None => why,
             })),
         }
+    }
+}
+
+/// `a`, `a or b`, `a, b or c`.
+fn or_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
     }
 }
 
@@ -477,8 +516,12 @@ impl Tool for WebSearch {
             .iter()
             .map(|(p, why)| format!("{p}: {why}"))
             .collect();
+        let next = match self.setup_hint() {
+            Some(hint) => format!("Try again later, or make another provider available: {hint}."),
+            None => "Try again later, or configure another provider.".to_owned(),
+        };
         Err(ToolError::Failed(format!(
-            "Every search provider failed ({}). Try again later, or configure another provider.",
+            "Every search provider failed ({}). {next}",
             list.join("; ")
         )))
     }

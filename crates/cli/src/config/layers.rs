@@ -113,6 +113,8 @@ enum Narrow {
     Only(bool),
     /// A limit that applies when lower than the one in effect.
     Lower(fn(&Config) -> Option<u64>),
+    /// A limit where 0 means "no limit": applies when lower and not 0.
+    LowerNonZero(fn(&Config) -> Option<u64>),
     /// A minimum that applies when higher than the one in effect (`None`: unknown, ignored).
     Higher(fn(&Config) -> Option<u64>),
 }
@@ -144,6 +146,10 @@ const NARROWING: &[(&str, Narrow)] = &[
     (
         "shell.max_file_bytes",
         Narrow::Lower(|c| c.shell_config().max_file_bytes),
+    ),
+    (
+        "shell.max_output_total_bytes",
+        Narrow::LowerNonZero(|c| c.shell_config().max_output_total_bytes),
     ),
     (
         "limits.call_timeout_secs",
@@ -330,7 +336,10 @@ fn apply(
                 ignored.push(path.to_string());
             }
         }
-        Narrow::Lower(current) => {
+        Narrow::LowerNonZero(_) if value.as_integer() == Some(0) => {
+            ignored.push(path.to_string());
+        }
+        Narrow::Lower(current) | Narrow::LowerNonZero(current) => {
             let Some(wanted) = value.as_integer().and_then(|n| u64::try_from(n).ok()) else {
                 return Ok(());
             };

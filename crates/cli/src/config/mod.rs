@@ -309,6 +309,9 @@ pub struct ShellConfig {
     pub max_processes: Option<u32>,
     /// The largest file one command may write, in bytes (4 GiB; RLIMIT_FSIZE).
     pub max_file_bytes: Option<u64>,
+    /// The most output (stdout and stderr together) one command or job may print before it is
+    /// stopped, in bytes (64 MiB); 0 for no limit.
+    pub max_output_total_bytes: Option<u64>,
 }
 
 /// `[policy]`.
@@ -407,7 +410,7 @@ impl Config {
     #[allow(clippy::disallowed_methods)]
     pub fn load(source: &Source, workspace_dir: &Path) -> Result<Loaded> {
         let (user_file, user) = Config::load_user(source)?;
-        let user = Some(user);
+
         let ws_path = workspace_dir.join("toolshed.toml");
         let same_file = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
             (Ok(a), Ok(b)) => a == b,
@@ -421,7 +424,7 @@ impl Config {
             Some(_) => std::fs::read(&ws_path).ok(),
             None => None,
         };
-        let user = user.unwrap_or_default();
+
         let base = Config::deserialize(toml::Value::Table(user.clone()))?;
         // A listed workspace's file applies in full only as the user reviewed it (`toolshed
         // trust` records its digest): one a command wrote or a checkout replaced since is back
@@ -591,6 +594,9 @@ impl Config {
         }
         if let Some(v) = s.max_file_bytes {
             c.max_file_bytes = Some(v);
+        }
+        if let Some(v) = s.max_output_total_bytes {
+            c.max_output_total_bytes = (v > 0).then_some(v);
         }
         c
     }

@@ -6,11 +6,12 @@
 //! turn the model's string into a [`WsPath`] with [`Workspace::resolve`], then ask the workspace to
 //! read, write or list it.
 //!
-//! The string check in `resolve` is only the first gate (it refuses NUL and control bytes, `..`
-//! components and absolute paths outside every root). The local backend then opens every path with
-//! `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)` relative to a directory descriptor held
-//! for the root, so the kernel itself refuses symbolic links that lead out, and a link swapped in
-//! between a check and a use cannot redirect the open.
+//! The string check in `resolve` is only the first gate (it refuses NUL and control bytes, a
+//! `..` that would climb above a root, and absolute paths outside every root; a `..` that stays
+//! inside, as in `docs/../README.md`, is resolved there). The local backend then opens every
+//! path with `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)` relative to a directory
+//! descriptor held for the root, so the kernel itself refuses symbolic links that lead out, and a
+//! link swapped in between a check and a use cannot redirect the open.
 
 // This module is the confinement layer itself: it is where paths are opened.
 #![allow(clippy::disallowed_methods)]
@@ -332,9 +333,14 @@ impl Workspace {
 
     /// Turns a model-supplied path into a [`WsPath`], or refuses it.
     ///
-    /// Accepted: relative paths without `..` (resolved under the workspace), and absolute paths
-    /// under one of the roots. Refused: NUL and other control characters, `..` components, and
-    /// absolute paths outside every root. Symbolic links are checked when the path is opened.
+    /// Accepted: relative paths (resolved under the workspace), and absolute paths under one of
+    /// the roots. A `..` component is resolved before the path is judged, where it stays inside
+    /// a root: `docs/../README.md` is `README.md`. It goes to the parent of where the directory
+    /// before it really is, as the kernel would (a link `h -> .git/hooks` makes `h/../config`
+    /// `.git/config`), so the policy judges the file the name reaches. Refused: NUL and other
+    /// control characters, a `..` that would climb above its root (`../x`, `docs/../../x`) or
+    /// that stands outside every root, and absolute paths outside every root. Symbolic links
+    /// are checked again when the path is opened.
     pub fn resolve(&self, input: &str) -> Result<WsPath, ToolError> {
         if let Some(bad) = input.chars().find(|c| c.is_control()) {
             return Err(ToolError::invalid(
@@ -350,16 +356,17 @@ impl Workspace {
             return Ok(self.root_path());
         }
         let path = Path::new(trimmed);
-        let mut parts: Vec<String> = Vec::new();
+        // Both spellings become one absolute path, with every `..` resolved on the way.
+        let mut normal: PathBuf = if path.is_absolute() {
+            PathBuf::from("/")
+        } else {
+            self.roots[0].path.clone()
+        };
         for comp in path.components() {
             match comp {
-                Component::Normal(s) => parts.push(s.to_string_lossy().into_owned()),
+                Component::Normal(s) => normal.push(s),
                 Component::CurDir | Component::RootDir => {}
-                Component::ParentDir => {
-                    return Err(ToolError::Denied(format!(
-                        "The path `{trimmed}` contains `..`, which is not allowed; give a path relative to the workspace root without `..`, e.g. `src/lib.rs`."
-                    )));
-                }
+                Component::ParentDir => normal = self.parent_dir(&normal, trimmed)?,
                 Component::Prefix(_) => {
                     return Err(ToolError::Denied(format!(
                         "The path `{trimmed}` is not a Unix path; use a path relative to the workspace root."
@@ -367,19 +374,10 @@ impl Workspace {
                 }
             }
         }
-        // Both spellings become one absolute path that must lie under a root, compared component
-        // by component (so `/ws-evil` is not under `/ws`). The most specific root wins, also for
-        // relative paths: a read-only extra root nested inside the workspace stays read-only
-        // when it is named relative to the workspace.
-        let normal: PathBuf = if path.is_absolute() {
-            std::iter::once("/".to_string())
-                .chain(parts.iter().cloned())
-                .collect()
-        } else {
-            let mut p = self.roots[0].path.clone();
-            p.extend(&parts);
-            p
-        };
+        // The absolute path must lie under a root, compared component by component (so
+        // `/ws-evil` is not under `/ws`). The most specific root wins, also for relative paths:
+        // a read-only extra root nested inside the workspace stays read-only when it is named
+        // relative to the workspace.
         let mut best: Option<(usize, usize)> = None;
         for (i, root) in self.roots.iter().enumerate() {
             if normal.starts_with(&root.path) {
@@ -418,6 +416,42 @@ impl Workspace {
                 }
             ))),
         }
+    }
+
+    /// The directory a `..` after `dir` (absolute, `..`-free) names: the parent of where `dir`
+    /// really is. Refused when `dir` is outside every root, or is the root that holds it (the
+    /// `..` would climb above it).
+    fn parent_dir(&self, dir: &Path, input: &str) -> Result<PathBuf, ToolError> {
+        let climbs = || {
+            ToolError::Denied(format!(
+                "The path `{input}` contains `..` that climbs above the workspace root, which is not allowed; give a path that stays inside the workspace, e.g. `src/lib.rs` (a `..` inside it, as in `docs/../README.md`, is fine)."
+            ))
+        };
+        let lexical = self.locate(dir).ok_or_else(|| {
+            ToolError::Denied(format!(
+                "The path `{input}` contains `..` outside the workspace; give a path inside it, relative to the workspace root, e.g. `src/lib.rs`."
+            ))
+        })?;
+        if lexical.is_root() {
+            return Err(climbs());
+        }
+        // The kernel follows a link before it takes `..`; so does this. The backend never
+        // follows a path's last component, so ask where an entry inside `dir` is.
+        let probe = lexical.with_rel(format!("{}/.", lexical.rel));
+        let real: PathBuf = match self.backend.real_path(&probe) {
+            Ok(Some(real)) => real.components().collect(),
+            Ok(None) => dir.to_path_buf(),
+            Err(e) => return Err(fs_error(e, &lexical, "resolve")),
+        };
+        let Some(inside) = self.locate(&real) else {
+            return Err(ToolError::Denied(format!(
+                "The path `{input}` leads outside the workspace through a symbolic link before its `..`; use a path that stays inside."
+            )));
+        };
+        if inside.is_root() {
+            return Err(climbs());
+        }
+        Ok(real.parent().map(Path::to_path_buf).unwrap_or(real))
     }
 
     /// The most specific root holding the absolute path `abs`, as a [`WsPath`].

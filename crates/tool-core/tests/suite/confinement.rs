@@ -17,6 +17,8 @@ enum Expect {
     Reads,
     /// Refused by `resolve` with this kind.
     Refused(ErrorKind),
+    /// Resolves to the workspace root itself.
+    Root,
 }
 
 /// Traversal in many spellings, control bytes, odd-but-legal names: resolve, then read.
@@ -41,6 +43,8 @@ fn resolve_table_traversal_and_control_bytes() {
         "日本/語.txt",
         "passwd",
         "etc/passwd",
+        "README.md",
+        "docs/guide.md",
     ] {
         fx.file(name, inside);
     }
@@ -66,10 +70,38 @@ fn resolve_table_traversal_and_control_bytes() {
             Expect::Refused(ErrorKind::Denied),
         ),
         ("three dots is a name", "...".into(), Expect::Reads),
+        ("parent at the end is the root", "a/..".into(), Expect::Root),
+        // A `..` that stays inside resolves; one that climbs above the root is refused.
         (
-            "parent at the end",
-            "a/..".into(),
+            "down and back up",
+            "docs/../README.md".into(),
+            Expect::Reads,
+        ),
+        (
+            "down and up past the root",
+            "docs/../../x".into(),
             Expect::Refused(ErrorKind::Denied),
+        ),
+        (
+            "down and up to /etc/passwd",
+            "a/../../etc/passwd".into(),
+            Expect::Refused(ErrorKind::Denied),
+        ),
+        ("down, dot, and back up", "a/./../x".into(), Expect::Reads),
+        (
+            "down twice, up twice",
+            "docs/sub/../../README.md".into(),
+            Expect::Reads,
+        ),
+        (
+            "back up to the root, then past it",
+            "docs/../docs/../../README.md".into(),
+            Expect::Refused(ErrorKind::Denied),
+        ),
+        (
+            "a name that does not exist, then back up",
+            "missing/../x".into(),
+            Expect::Reads,
         ),
         ("dotdot prefix is a name", "..x".into(), Expect::Reads),
         ("dotdot suffix is a name", "x..".into(), Expect::Reads),
@@ -127,6 +159,21 @@ fn resolve_table_traversal_and_control_bytes() {
         ),
         ("absolute inside", format!("{root}/a/x"), Expect::Reads),
         (
+            "absolute inside, down and back up",
+            format!("{root}/docs/../README.md"),
+            Expect::Reads,
+        ),
+        (
+            "absolute, up out of the root and back in",
+            format!("{root}/../ws/x"),
+            Expect::Refused(ErrorKind::Denied),
+        ),
+        (
+            "absolute, parent outside every root",
+            format!("{outside}/../ws/x"),
+            Expect::Refused(ErrorKind::Denied),
+        ),
+        (
             "absolute inside, doubled slashes",
             format!("/{root}//a/./x"),
             Expect::Reads,
@@ -175,6 +222,13 @@ fn resolve_table_traversal_and_control_bytes() {
                 // The message names the offending input so the model can correct it.
                 let msg = got.unwrap_err().to_string();
                 assert!(!msg.is_empty(), "{case}");
+                if input.split('/').any(|c| c == "..") && !input.contains('\0') {
+                    assert!(msg.contains(input.trim()), "{case}: {msg}");
+                }
+            }
+            Expect::Root => {
+                let p = got.unwrap_or_else(|e| panic!("{case}: {input:?} refused: {e}"));
+                assert!(p.is_root(), "{case}: {p:?}");
             }
             Expect::Reads => {
                 let p = got.unwrap_or_else(|e| panic!("{case}: {input:?} refused: {e}"));
@@ -299,6 +353,10 @@ fn symlink_table() {
         ("out_dir/secret", Op::RemoveFile, denied),
         ("out_dir_abs/secret", Op::Read, denied),
         ("out_dir_abs/dir", Op::List, denied),
+        // A `..` after a link is taken where the link leads, as the kernel takes it.
+        ("out_dir/../secret", Op::Read, denied),
+        ("out_dir/../new.txt", Op::Write, denied),
+        ("sub/out_up/../secret", Op::Read, denied),
         // Benign twins.
         ("real.txt", Op::Read, Ok(())),
         ("in_file", Op::Read, Ok(())),
@@ -309,6 +367,8 @@ fn symlink_table() {
         ("in_dir/inner.txt", Op::Read, Ok(())),
         ("in_dir/new.txt", Op::Write, Ok(())),
         ("in_dir/newdir", Op::Mkdir, Ok(())),
+        ("in_dir/../real.txt", Op::Read, Ok(())),
+        ("sub/../in_dir/inner.txt", Op::Read, Ok(())),
         ("sub/new.txt", Op::Append, Ok(())),
         // Removing a link removes the link, never its target.
         ("out_rel", Op::RemoveFile, Ok(())),
@@ -334,6 +394,47 @@ fn symlink_table() {
     // The removed link is gone; its target is not.
     assert!(fx.root.join("out_rel").symlink_metadata().is_err());
     fx.assert_outside_intact();
+}
+
+/// A `..` after a directory link goes to the parent of the link's target, as the kernel's
+/// lookup does, so the policy judges the file the shell would reach: `h -> .git/hooks` makes
+/// `h/../config` the repository's config, not `config` at the root. A real directory's twin
+/// resolves lexically.
+#[test]
+fn dotdot_after_a_link_is_judged_where_the_kernel_goes() {
+    let fx = Fixture::new();
+    fx.file(".git/config", "[core]");
+    fx.file(".git/hooks/README", "hooks");
+    fx.file("config", "top-level config");
+    fx.dir("plain/sub");
+    fx.symlink(".git/hooks", "h");
+    fx.symlink("plain/sub", "deep");
+    // (input, the relative path it must resolve to)
+    let cases = [
+        ("h/../config", ".git/config"),
+        ("h/../../config", "config"),
+        ("deep/../x.txt", "plain/x.txt"),
+        ("deep/../../config", "config"),
+        // Twins without links: lexical.
+        ("plain/../config", "config"),
+        ("plain/sub/../../config", "config"),
+    ];
+    for (input, want) in cases {
+        let p = fx
+            .ws
+            .resolve(input)
+            .unwrap_or_else(|e| panic!("{input}: {e}"));
+        assert_eq!(p.rel(), want, "{input}");
+        assert_eq!(p.is_git_internal(), want.starts_with(".git"), "{input}");
+    }
+    assert_eq!(read(&fx.ws, "h/../config").unwrap(), "[core]");
+    assert_eq!(read(&fx.ws, "plain/../config").unwrap(), "top-level config");
+    // Through the link and past the root: refused like any climb.
+    assert_kind(
+        &fx.ws.resolve("deep/../../../x"),
+        ErrorKind::Denied,
+        "deep/../../../x",
+    );
 }
 
 /// An absolute symbolic link is refused even when it points inside: `RESOLVE_BENEATH` cannot

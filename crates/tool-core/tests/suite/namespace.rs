@@ -424,3 +424,45 @@ fn landlock_abi() -> i64 {
     };
     v.max(0)
 }
+
+/// A descriptor Toolshed inherited without close-on-exec (a launcher's file, an MCP client's
+/// pipe) does not reach the command, with or without the namespace view; stdout still does.
+#[tokio::test]
+async fn inherited_descriptors_do_not_reach_the_command() {
+    use std::os::fd::AsRawFd;
+    let fx = Fixture::new();
+    let secret = fx.outside.join("inherited.txt");
+    std::fs::write(&secret, "INHERITED-SECRET").unwrap();
+    let file = std::fs::File::open(&secret).unwrap();
+    let fd = file.as_raw_fd();
+    // SAFETY: clears FD_CLOEXEC on a descriptor this test owns, as a careless launcher would.
+    #[allow(unsafe_code)]
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFD);
+        assert!(libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) == 0);
+    }
+    for namespaces in [false, true] {
+        if namespaces && !kernel_has_user_namespaces() {
+            continue;
+        }
+        let mut sandbox = view(&fx);
+        sandbox.namespaces = namespaces;
+        let out = sandboxed(
+            &fx,
+            sandbox,
+            &format!("cat <&{fd} 2>/dev/null; ls /proc/self/fd; echo VISIBLE"),
+        )
+        .await;
+        assert!(
+            !out.output.contains("INHERITED-SECRET"),
+            "namespaces={namespaces}: {}",
+            out.output
+        );
+        assert!(
+            out.output.contains("VISIBLE"),
+            "namespaces={namespaces}: {}",
+            out.output
+        );
+    }
+    drop(file);
+}

@@ -312,6 +312,51 @@ async fn output_is_cut_head_and_tail() {
     }
 }
 
+/// A flood of output stops the run once it passes `max_output_total_bytes`, long before the
+/// deadline, with the group killed and the head and tail kept; output under the cap, and a
+/// flood that a pipe cuts short, run to their end.
+#[tokio::test]
+async fn a_flood_of_output_is_stopped_at_the_total_cap() {
+    let fx = Fixture::new();
+    let cap: u64 = 1 << 20;
+    // (script, stopped by the cap)
+    let cases = [
+        ("yes", true),
+        ("cat /dev/zero", true),
+        ("head -c 20G /dev/zero", true),
+        ("yes >&2", true),
+        ("yes & yes >&2; wait", true),
+        // Twins: the same programs with their output cut short, or just under the cap.
+        ("yes | head -5", false),
+        ("head -c 1048576 /dev/zero", false),
+        ("yes | head -c 1000000 >&2", false),
+    ];
+    for (script, stopped) in cases {
+        let mut spec = sh(&fx, script);
+        spec.timeout = Duration::from_secs(120);
+        spec.max_output_bytes = 4096;
+        spec.max_output_total_bytes = Some(cap);
+        let out = run(spec, &ctx(&fx)).await.unwrap();
+        assert!(!out.timed_out, "{script}: ran to the deadline");
+        assert_eq!(out.output_capped, stopped, "{script}: {out:?}");
+        if stopped {
+            assert!(out.total_bytes > cap, "{script}: {}", out.total_bytes);
+            assert_eq!(out.exit_code, None, "{script}");
+            let t = out.truncated.as_ref().expect("head and tail are kept");
+            assert_eq!(t.original_bytes, out.total_bytes, "{script}");
+        } else {
+            assert_eq!(out.exit_code, Some(0), "{script}");
+            assert!(out.total_bytes <= cap, "{script}: {}", out.total_bytes);
+        }
+    }
+    // Without a cap, the flood runs to the deadline.
+    let mut spec = sh(&fx, "yes");
+    spec.timeout = Duration::from_secs(1);
+    spec.max_output_bytes = 4096;
+    let out = run(spec, &ctx(&fx)).await.unwrap();
+    assert!(out.timed_out && !out.output_capped, "{out:?}");
+}
+
 /// A program that does not exist is a model-visible failure; the twin runs.
 #[tokio::test]
 async fn missing_program() {

@@ -268,11 +268,46 @@ async fn arguments_are_checked_before_anything_is_stored(f: Fixture) {
             "name",
             json!({"expression": "@daily", "command": "echo x", "name": "a b"}),
         ),
+        // Schedule texts are capped at 1000 characters; the twins are ordinary ones.
+        (
+            json!({"expression": format!("0 9 * * {}", "1,".repeat(100_000)), "command": "echo x"}),
+            "expression",
+            json!({"expression": "0 9 * * 1,2,3,4,5", "command": "echo x"}),
+        ),
+        (
+            json!({"expression": format!("0 9 * *{} 1", " ".repeat(1000)), "command": "echo x"}),
+            "expression",
+            json!({"expression": format!("0 9 * *{} 1", " ".repeat(900)), "command": "echo x"}),
+        ),
+        (
+            json!({"delay": format!("{}1m", "0".repeat(200_000)), "command": "echo x"}),
+            "delay",
+            json!({"delay": "0001m", "command": "echo x"}),
+        ),
+        (
+            json!({"expression": "@daily", "command": "echo x", "timezone": "Europe/".repeat(30_000)}),
+            "timezone",
+            json!({"expression": "@daily", "command": "echo x", "timezone": "Europe/Berlin"}),
+        ),
     ];
     let mut stored = 0;
     for (bad, field, twin) in table {
         match f.call("cron_add", bad.clone()).await {
-            Err(ToolError::InvalidArgs { path, .. }) => assert_eq!(path, field, "{bad}"),
+            Err(ToolError::InvalidArgs { path, message }) => {
+                assert_eq!(path, field, "{bad}");
+                // The message is a sentence, never an echo of a flood.
+                assert!(message.len() < 1000, "{path}: {} bytes", message.len());
+                if ["expression", "delay", "timezone"].contains(&field)
+                    && bad[field]
+                        .as_str()
+                        .is_some_and(|t| t.chars().count() > 1000)
+                {
+                    assert!(
+                        message.contains("more than the 1000 allowed"),
+                        "{path}: {message}"
+                    );
+                }
+            }
             other => panic!("{bad}: {other:?}"),
         }
         f.ok("cron_add", twin).await;
@@ -381,6 +416,34 @@ async fn the_schedule_tool_covers_the_same_jobs(f: Fixture) {
         .await;
     assert_eq!(resumed["job"]["paused"], false);
     assert!(resumed["job"]["next_run"].is_string());
+
+    // The schedule cap holds for `schedule` and `cron_update` too; the job keeps its schedule.
+    let flood = format!("30 2 * * {}", "1,".repeat(100_000));
+    for (tool, args) in [
+        (
+            "schedule",
+            json!({"action": "create", "expression": flood, "command": "echo x"}),
+        ),
+        ("cron_update", json!({"job_id": id, "expression": flood})),
+    ] {
+        match f.call(tool, args).await {
+            Err(ToolError::InvalidArgs { path, message }) => {
+                assert_eq!(path, "expression", "{tool}");
+                assert!(
+                    message.contains("more than the 1000 allowed"),
+                    "{tool}: {message}"
+                );
+            }
+            other => panic!("{tool}: {other:?}"),
+        }
+    }
+    let updated = f
+        .ok(
+            "cron_update",
+            json!({"job_id": id, "expression": "30 3 * * 1-5"}),
+        )
+        .await;
+    assert_eq!(updated["job"]["schedule"]["expression"], "30 3 * * 1-5");
 
     let listed = f.ok("schedule", json!({"action": "list"})).await;
     assert_eq!(listed["jobs"].as_array().unwrap().len(), 2);

@@ -544,6 +544,7 @@ mod tests {
                 None => "@@".into(),
             },
             old_start: start,
+            new_start: start,
             old_count: start.map(|_| old),
             new_count: start.map(|_| new),
             anchors: Vec::new(),

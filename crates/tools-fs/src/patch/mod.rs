@@ -53,7 +53,9 @@ impl Tool for PatchApply {
          anchor line, `*** End Patch`). A hunk is found near its stated line even if the file has \
          shifted, and trailing-whitespace differences are tolerated, but every context line must \
          match; a failed hunk names the file, the hunk and the first line that differs, and \
-         nothing is changed. Pass `path` for hunks without file headers, or to apply only that \
+         nothing is changed. A hunk header's line counts (`@@ -a,b +c,d @@`) must be those of \
+         its body (`@@` alone gives none); file names are relative to the workspace, with `/` \
+         between directories. Pass `path` for hunks without file headers, or to apply only that \
          file's part of a larger patch. Returns one line per file: `M path (+added -removed)`, \
          `A path`, `D path`, `R old → new`."
             .into()
@@ -157,10 +159,43 @@ fn parse_error(e: ParseError) -> ToolError {
     }
 }
 
+/// Refuses a file name from the patch text that would become a strange name on Unix rather
+/// than the file meant: a backslash (a Windows separator: `src\main.rs` would be one file
+/// named so), a drive letter (`C:\x`, `C:x`), or a NUL or other control character.
+fn check_patch_path(name: &str) -> Result<(), ToolError> {
+    let shown = name.escape_debug().to_string();
+    let why = if let Some(c) = name.chars().find(|c| c.is_control()) {
+        format!("contains the control character {:?}", c)
+    } else if name.as_bytes().get(1) == Some(&b':') && name.as_bytes()[0].is_ascii_alphabetic() {
+        format!(
+            "starts with the drive letter `{}`, so it is a Windows path",
+            &name[..2]
+        )
+    } else if name.contains('\\') {
+        "contains a backslash, which is not a directory separator here".to_string()
+    } else {
+        return Ok(());
+    };
+    Err(ToolError::invalid(
+        "/patch",
+        format!(
+            "the patch names the file `{shown}`, which {why}; nothing was changed. Name files relative to the workspace root with `/` between directories, such as `src/main.rs`, and send the patch again"
+        ),
+    ))
+}
+
 /// Parses the patch, applies `path`, and resolves every path through the workspace.
 fn plan(ws: &Workspace, args: &PatchApplyArgs) -> Result<Plan, ToolError> {
     let patch = parse::parse(&args.patch).map_err(parse_error)?;
     let mut files = patch.files;
+    for f in &files {
+        for name in [&f.old_path, &f.new_path, &f.other_name]
+            .into_iter()
+            .flatten()
+        {
+            check_patch_path(name)?;
+        }
+    }
     let mut notes = Vec::new();
     let headerless = |f: &FilePatch| f.old_path.is_none() && f.new_path.is_none();
 

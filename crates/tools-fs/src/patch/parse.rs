@@ -123,7 +123,10 @@ pub(crate) struct Hunk {
     pub(crate) header: String,
     /// The 1-based first old line, when the header gives one.
     pub(crate) old_start: Option<usize>,
-    /// The line counts the header declares (used only to read bodies, never trusted over them).
+    /// The 1-based first new line, when the header gives one (only for messages).
+    pub(crate) new_start: Option<usize>,
+    /// The line counts the header declares. They decide where a body ends, and a body that
+    /// does not have exactly these counts is refused (see [`check_counts`]).
     pub(crate) old_count: Option<usize>,
     pub(crate) new_count: Option<usize>,
     /// Lines that locate the hunk (`@@ class A` then `@@ def f():`), searched in order.
@@ -142,6 +145,7 @@ impl Hunk {
         Hunk {
             header,
             old_start: None,
+            new_start: None,
             old_count: None,
             new_count: None,
             anchors: Vec::new(),
@@ -282,6 +286,18 @@ impl Section {
             copy: false,
             line_no,
         }
+    }
+
+    /// The file's name for messages while the section is read: its `---`/`+++` name, else the
+    /// name its git headers give.
+    fn label(&self) -> String {
+        if self.patch.old_path.is_some() || self.patch.new_path.is_some() {
+            return self.patch.label().to_string();
+        }
+        self.rename_to
+            .clone()
+            .or_else(|| self.git_paths.as_ref().map(|(_, b)| b.clone()))
+            .unwrap_or_else(|| "the file".to_string())
     }
 
     fn finish(mut self) -> Result<FilePatch, ParseError> {
@@ -430,11 +446,14 @@ fn parse_unified(lines: &[Line<'_>]) -> Result<Vec<FilePatch>, ParseError> {
             )));
         }
         if t.starts_with("@@") {
+            let header_at = i;
             let s = cur.get_or_insert_with(|| Section::new(false, line.no));
             let mut hunk = parse_hunk_header(t, line.no)?;
             let hunk_index = s.patch.hunks.len() + 1;
             i = read_body(lines, i + 1, &mut hunk)?;
-            check_after_body(lines, i, &hunk, s.patch.label(), hunk_index)?;
+            let label = s.label();
+            check_after_body(lines, i, &hunk, &label, hunk_index)?;
+            check_counts(&hunk, &label, hunk_index, lines[header_at].no)?;
             s.patch.hunks.push(hunk);
             continue;
         }
@@ -731,9 +750,10 @@ fn parse_hunk_header(t: &str, line_no: usize) -> Result<Hunk, ParseError> {
         }
     };
     let (old_start, old_count) = range(old).ok_or_else(bad)?;
-    let (_, new_count) = range(new).ok_or_else(bad)?;
+    let (new_start, new_count) = range(new).ok_or_else(bad)?;
     let mut h = Hunk::new(format!("@@ {ranges} @@"));
     h.old_start = Some(old_start);
+    h.new_start = Some(new_start);
     h.old_count = Some(old_count);
     h.new_count = Some(new_count);
     Ok(h)
@@ -849,6 +869,32 @@ fn read_body(lines: &[Line<'_>], mut i: usize, hunk: &mut Hunk) -> Result<usize,
         )));
     }
     Ok(i)
+}
+
+/// Refuses a hunk whose header counts (`@@ -a,b +c,d @@`) are not what its body holds: `b`
+/// context and removed lines, `d` context and added lines. Such a hunk was cut off, or edited
+/// by hand after its header was written, and applying it would guess which part is meant.
+fn check_counts(hunk: &Hunk, label: &str, index: usize, line_no: usize) -> Result<(), ParseError> {
+    let Some((dold, dnew)) = hunk.old_count.zip(hunk.new_count) else {
+        return Ok(());
+    };
+    let (o, n) = hunk.counts();
+    if (o, n) == (dold, dnew) {
+        return Ok(());
+    }
+    let lines = |k: usize| if k == 1 { "line" } else { "lines" };
+    let fixed = format!(
+        "@@ -{},{o} +{},{n} @@",
+        hunk.old_start.unwrap_or(0),
+        hunk.new_start.unwrap_or(0)
+    );
+    Err(ParseError::Malformed(format!(
+        "Hunk {index} (`{}`, line {line_no} of the patch) of {label} declares {dold} old and {dnew} new {}, but its body has {o} old {} (context and `-`) and {n} new {} (context and `+`), so the patch may be cut off or edited after it was made. Nothing was changed; check the hunk's lines, then correct its header (for this body, `{fixed}`) and send the patch again.",
+        hunk.header,
+        lines(dnew),
+        lines(o),
+        lines(n),
+    )))
 }
 
 /// After a hunk body that ended on a line that is neither a hunk nor a file header, decides
@@ -1319,9 +1365,38 @@ diff -ruN before/d after/d\n--- before/d\t2026-11-30 12:00:00.000000000 +0000\n+
     }
 
     #[test]
-    fn counts_that_disagree_with_the_body_lose() {
-        let p = ok("--- a/x\n+++ b/x\n@@ -1,1 +1,1 @@\n a\n-b\n+c\n d\n");
+    fn counts_that_disagree_with_the_body_are_refused() {
+        // (patch, what the message must say); each beside a twin whose counts agree.
+        let cases = [
+            (
+                "--- a/x\n+++ b/x\n@@ -1,1 +1,1 @@\n a\n-b\n+c\n d\n",
+                "declares 1 old and 1 new line, but its body has 3 old lines",
+            ),
+            (
+                "--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n-b\n+c\n",
+                "`@@ -1,1 +1,1 @@`",
+            ),
+            (
+                "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n@@ -5,2 +5,3 @@\n e\n+f\n",
+                "Hunk 2 (`@@ -5,2 +5,3 @@`, line 6 of the patch) of x",
+            ),
+            (
+                "diff --git a/y b/y\n--- a/y\n+++ b/y\n@@ -1,2 +1,2 @@\n-a\n+b\n",
+                "of y declares 2 old and 2 new lines, but its body has 1 old line",
+            ),
+        ];
+        for (text, want) in cases {
+            let e = err(text);
+            assert!(
+                matches!(&e, ParseError::Malformed(m) if m.contains(want) && m.contains("Nothing was changed")),
+                "{text}: {e}"
+            );
+        }
+        let p = ok("--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n-b\n+c\n d\n");
         assert_eq!(body(&p.files[0].hunks[0]), [" a", "-b", "+c", " d"]);
+        ok("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n@@ -5,2 +5,3 @@\n e\n+f\n g\n");
+        // Without counts there is nothing to disagree with.
+        ok("--- a/x\n+++ b/x\n@@\n-b\n+c\n");
     }
 
     #[test]
@@ -1381,7 +1456,7 @@ diff -ruN before/d after/d\n--- before/d\t2026-11-30 12:00:00.000000000 +0000\n+
 
     #[test]
     fn new_file_with_context_is_refused() {
-        let e = err("--- /dev/null\n+++ b/n\n@@ -0,0 +1,2 @@\n a\n+b\n");
+        let e = err("--- /dev/null\n+++ b/n\n@@ -1,1 +1,2 @@\n a\n+b\n");
         assert!(matches!(e, ParseError::Malformed(m) if m.contains("may only add lines")));
     }
 

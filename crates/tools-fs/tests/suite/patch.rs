@@ -704,7 +704,7 @@ async fn sneakycode_patch_apply_takes_file_path() {
     let stack = Stack::new(profiled);
     let args = json!({
         "file_path": "app/main.py",
-        "patch": "--- a/app/main.py\n+++ b/app/main.py\n@@ -1,3 +1,3 @@\n-old line\n+new line\n",
+        "patch": "--- a/app/main.py\n+++ b/app/main.py\n@@ -1 +1 @@\n-old line\n+new line\n",
     });
     stack
         .call_json("patch_apply", &args.to_string(), f.ctx.for_call())
@@ -867,6 +867,56 @@ async fn hostile_table_with_benign_twins() {
             Err((ErrorKind::InvalidArgs, "control character")),
         ),
         (
+            "raw NUL in a name",
+            |_, _| add("b/a\0b"),
+            Err((ErrorKind::InvalidArgs, "the control character '\\0'")),
+        ),
+        (
+            "raw escape sequence in an envelope name",
+            |_, _| "*** Begin Patch\n*** Add File: a\u{1b}[31mb\n+x\n*** End Patch\n".into(),
+            Err((ErrorKind::InvalidArgs, "the control character '\\u{1b}'")),
+        ),
+        (
+            "backslash as a separator",
+            |_, _| add("b/src\\main.rs"),
+            Err((
+                ErrorKind::InvalidArgs,
+                "`src\\\\main.rs`, which contains a backslash",
+            )),
+        ),
+        (
+            "twin: slash as the separator",
+            |_, _| add("b/src/main.rs"),
+            Ok("src/main.rs"),
+        ),
+        (
+            "drive letter and backslash",
+            |_, _| add("C:\\x"),
+            Err((ErrorKind::InvalidArgs, "starts with the drive letter `C:`")),
+        ),
+        (
+            "drive-relative name",
+            |_, _| add("C:x"),
+            Err((ErrorKind::InvalidArgs, "starts with the drive letter `C:`")),
+        ),
+        (
+            "drive letter in an envelope",
+            |_, _| "*** Begin Patch\n*** Add File: d:/x.txt\n+x\n*** End Patch\n".into(),
+            Err((ErrorKind::InvalidArgs, "drive letter `d:`")),
+        ),
+        (
+            "backslash in a rename target",
+            |_, _| {
+                "diff --git a/seed.txt b/dir\\seed.txt\nsimilarity index 100%\nrename from seed.txt\nrename to dir\\seed.txt\n".into()
+            },
+            Err((ErrorKind::InvalidArgs, "backslash")),
+        ),
+        (
+            "twin: a colon later in the name",
+            |_, _| add("b/notes:v2.txt"),
+            Ok("notes:v2.txt"),
+        ),
+        (
             "through a link that leads out",
             |_, _| "--- a/out-link\n+++ b/out-link\n@@ -1 +1 @@\n-OUTSIDE-SECRET\n+owned\n".into(),
             Err((ErrorKind::Denied, "outside the workspace")),
@@ -897,6 +947,71 @@ async fn hostile_table_with_benign_twins() {
             }
         }
         f.assert_outside_intact();
+    }
+}
+
+/// A hunk whose header counts disagree with its body is refused by name, and nothing is written
+/// even when another file's hunks are fine; the twin with true counts applies to both files.
+#[tokio::test]
+async fn hunks_whose_counts_disagree_with_their_body_are_refused() {
+    let one = "--- a/one.txt\n+++ b/one.txt\n@@ -1,2 +1,2 @@\n-1\n+uno\n 2\n";
+    // (case, the second file's section, Ok(its content after) | Err(substring of the message))
+    let cases: Vec<(&str, &str, Result<&str, &str>)> = vec![
+        (
+            "old count too big",
+            "--- a/two.txt\n+++ b/two.txt\n@@ -1,3 +1,2 @@\n-a\n+A\n b\n",
+            Err(
+                "Hunk 1 (`@@ -1,3 +1,2 @@`, line 9 of the patch) of two.txt declares 3 old and 2 new lines, but its body has 2 old lines",
+            ),
+        ),
+        (
+            "new count too small",
+            "--- a/two.txt\n+++ b/two.txt\n@@ -1,2 +1,1 @@\n-a\n+A\n b\n",
+            Err("correct its header (for this body, `@@ -1,2 +1,2 @@`)"),
+        ),
+        (
+            "body cut off",
+            "--- a/two.txt\n+++ b/two.txt\n@@ -1,2 +1,3 @@\n-a\n+A\n",
+            Err("of two.txt declares 2 old and 3 new lines, but its body has 1 old line"),
+        ),
+        (
+            "second hunk wrong",
+            "--- a/two.txt\n+++ b/two.txt\n@@ -1 +1 @@\n-a\n+A\n@@ -2,1 +2,2 @@\n b\n",
+            Err("Hunk 2 (`@@ -2,1 +2,2 @@`"),
+        ),
+        (
+            "twin: true counts",
+            "--- a/two.txt\n+++ b/two.txt\n@@ -1,2 +1,2 @@\n-a\n+A\n b\n",
+            Ok("A\nb\n"),
+        ),
+        (
+            "twin: two hunks with true counts",
+            "--- a/two.txt\n+++ b/two.txt\n@@ -1 +1 @@\n-a\n+A\n@@ -2,1 +2,2 @@\n b\n+c\n",
+            Ok("A\nb\nc\n"),
+        ),
+        (
+            "twin: a header without counts",
+            "--- a/two.txt\n+++ b/two.txt\n@@\n-a\n+A\n",
+            Ok("A\nb\n"),
+        ),
+    ];
+    for (case, two, want) in cases {
+        let f = Fx::new();
+        f.write("one.txt", "1\n2\n");
+        f.write("two.txt", "a\nb\n");
+        let before = f.snapshot();
+        let got = f.patch(&format!("{one}{two}")).await;
+        match want {
+            Ok(content) => {
+                got.unwrap_or_else(|e| panic!("{case}: {e}"));
+                assert_eq!(f.read("one.txt"), "uno\n2\n", "{case}");
+                assert_eq!(f.read("two.txt"), content, "{case}");
+            }
+            Err(needle) => {
+                expect_err(got, ErrorKind::InvalidArgs, needle, case);
+                assert_eq!(f.snapshot(), before, "{case}: a file changed");
+            }
+        }
     }
 }
 

@@ -1,5 +1,6 @@
 //! Hostile arguments, each beside a benign twin: FTS5 syntax, SQL metacharacters, huge and
-//! control-character keys, NUL bytes, empty and oversized queries. Every one is data or a
+//! control-character keys, NUL bytes, empty and oversized queries. Every one is data, a
+//! defined answer (a query with no words gives the most recent memories, with a note) or a
 //! refusal with a sentence — never syntax, never a crash — and the database stays whole.
 
 use serde_json::{Value, json};
@@ -11,22 +12,40 @@ use super::{Fixture, fixtures, keys};
 /// `Ok(substring of the text)` for the others, or `Err((kind, substring of the message))`.
 enum Want {
     Keys(&'static [&'static str]),
+    /// memory_recall answered with the most recent memories, these keys in this order, and a
+    /// note containing the text.
+    Recent(&'static [&'static str], &'static str),
     Text(&'static str),
     Err(ErrorKind, &'static str),
 }
 
+/// The five memories [`seed`] stores last, newest first: what a recall without words returns.
+const NEWEST_5: &[&str] = &["caret", "sql", "quote", "snake", "percent"];
+
 async fn seed(f: &Fixture) {
-    for (key, content) in [
-        ("animals", "cats and dogs live together"),
-        ("river", "NEAR the river bank we found stones"),
-        ("columns", "the key column holds a value"),
-        ("percent", "progress is 100% done"),
-        ("snake", "variables use snake_case names"),
-        ("quote", "she said \"hello\" twice"),
-        ("sql", "'; DROP TABLE memories; -- is a classic injection"),
-        ("caret", "the caret ^ and star * symbols"),
+    for (key, content, extra) in [
+        ("animals", "cats and dogs live together", ""),
+        ("river", "NEAR the river bank we found stones", ""),
+        (
+            "columns",
+            "the key column holds a value",
+            r#""session_id": "s1""#,
+        ),
+        ("percent", "progress is 100% done", r#""session_id": "s1""#),
+        ("snake", "variables use snake_case names", ""),
+        (
+            "quote",
+            "she said \"hello\" twice",
+            r#""category": "daily""#,
+        ),
+        (
+            "sql",
+            "'; DROP TABLE memories; -- is a classic injection",
+            "",
+        ),
+        ("caret", "the caret ^ and star * symbols", ""),
     ] {
-        f.store(key, content, "").await;
+        f.store(key, content, extra).await;
     }
 }
 
@@ -79,12 +98,12 @@ async fn hostile_queries_are_searched_as_words() {
             (json!({"query": "100%"}), Want::Keys(&["percent"])),
             (
                 json!({"query": "%"}),
-                Want::Err(ErrorKind::InvalidArgs, "no words"),
+                Want::Recent(NEWEST_5, "has no words"),
             ),
             (json!({"query": "snake_case"}), Want::Keys(&["snake"])),
             (
                 json!({"query": "_"}),
-                Want::Err(ErrorKind::InvalidArgs, "no words"),
+                Want::Recent(NEWEST_5, "has no words"),
             ),
             // NUL and other control characters separate words.
             (json!({"query": "cats\u{0}dogs"}), Want::Keys(&["animals"])),
@@ -92,22 +111,57 @@ async fn hostile_queries_are_searched_as_words() {
                 json!({"query": "cats\u{7}\u{1b}[31m"}),
                 Want::Keys(&["animals"]),
             ),
-            // Nothing to search for.
+            // Nothing to search for: the most recent memories, newest first, within the
+            // filters and then the limit, with a note. Each beside a twin that still ranks.
             (
                 json!({"query": "\""}),
-                Want::Err(ErrorKind::InvalidArgs, "no words"),
+                Want::Recent(NEWEST_5, "has no words"),
             ),
             (
                 json!({"query": "*"}),
-                Want::Err(ErrorKind::InvalidArgs, "no words"),
+                Want::Recent(
+                    NEWEST_5,
+                    "the query \"*\" has no words to search for (only punctuation or symbols), so the most recent memories are shown",
+                ),
             ),
+            (json!({"query": "star *"}), Want::Keys(&["caret"])),
+            (
+                json!({"query": "!!!"}),
+                Want::Recent(NEWEST_5, "has no words"),
+            ),
+            (json!({"query": "dogs!!!"}), Want::Keys(&["animals"])),
             (
                 json!({"query": ""}),
-                Want::Err(ErrorKind::InvalidArgs, "query is empty"),
+                Want::Recent(NEWEST_5, "the query is empty, so the most recent"),
             ),
             (
                 json!({"query": "   "}),
-                Want::Err(ErrorKind::InvalidArgs, "query is empty"),
+                Want::Recent(NEWEST_5, "the query is empty"),
+            ),
+            (
+                json!({"query": "*", "limit": 2}),
+                Want::Recent(&["caret", "sql"], "has no words"),
+            ),
+            (
+                json!({"query": "* ^", "limit": 100}),
+                Want::Recent(
+                    &[
+                        "caret", "sql", "quote", "snake", "percent", "columns", "river", "animals",
+                    ],
+                    "has no words",
+                ),
+            ),
+            (
+                json!({"query": "*", "session_id": "s1", "limit": 2}),
+                Want::Recent(&["percent", "columns"], "has no words"),
+            ),
+            (
+                json!({"query": "*", "category": "daily"}),
+                Want::Recent(&["quote"], "has no words"),
+            ),
+            (
+                json!({"query": "*", "session_id": "nobody"}),
+                Want::Recent(&[], "has no words"),
             ),
             (
                 json!({"query": big}),
@@ -144,11 +198,24 @@ async fn hostile_queries_are_searched_as_words() {
 fn check(args: &Value, result: Result<tool_core::ToolOutput, tool_core::ToolError>, want: &Want) {
     match (want, result) {
         (Want::Keys(want), Ok(out)) => {
+            // A query with words is searched, never answered with the recent list.
+            assert_ne!(out.structured.as_ref().unwrap()["mode"], "recent", "{args}");
             let mut got = keys(out.structured.as_ref().unwrap());
             got.sort();
             let mut want: Vec<String> = want.iter().map(|s| s.to_string()).collect();
             want.sort();
             assert_eq!(got, want, "{args}");
+        }
+        (Want::Recent(want, note), Ok(out)) => {
+            let s = out.structured.as_ref().unwrap();
+            assert_eq!(keys(s), *want, "{args}: newest first");
+            assert_eq!(s["mode"], "recent", "{args}");
+            let text = out.joined_text();
+            assert!(
+                text.contains(&format!("Note: {}", s["note"].as_str().unwrap())),
+                "{args}: {text}"
+            );
+            assert!(text.contains(note), "{args}: {text}");
         }
         (Want::Text(want), Ok(out)) => {
             let text = out.joined_text();

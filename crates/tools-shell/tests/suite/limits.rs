@@ -1,6 +1,6 @@
 //! Resource limits measured on real processes: a fork bomb stops at the process limit and dies
 //! with the call; a 1 GB producer neither grows this process's memory nor loses the counts, in
-//! the foreground and as a background job.
+//! the foreground and as a background job; a flood of output is stopped at the total cap.
 
 use std::time::{Duration, Instant};
 
@@ -133,7 +133,9 @@ const MEMORY_SLACK: u64 = 64 * 1024 * 1024;
 /// counts the bytes, and this process's peak memory grows by less than 64 MiB.
 #[tokio::test]
 async fn a_gigabyte_of_output_is_cut_without_growing_memory() {
-    let fx = Fixture::new();
+    // No total cap, so the whole gigabyte flows through the capture.
+    let fx =
+        Fixture::with_config(&tools_shell::Config::default().with_max_output_total_bytes(None));
     let before = peak_rss();
     let out = fx
         .call(
@@ -167,7 +169,8 @@ async fn a_gigabyte_of_output_is_cut_without_growing_memory() {
 /// dropped, and the job's byte count is exact.
 #[tokio::test]
 async fn a_gigabyte_background_job_keeps_a_bounded_ring() {
-    let fx = Fixture::new();
+    let fx =
+        Fixture::with_config(&tools_shell::Config::default().with_max_output_total_bytes(None));
     let before = peak_rss();
     let started = fx
         .call(
@@ -220,6 +223,153 @@ async fn a_gigabyte_background_job_keeps_a_bounded_ring() {
     );
     let grown = peak_rss().saturating_sub(before);
     assert!(grown < MEMORY_SLACK, "peak memory grew by {grown} bytes");
+}
+
+/// Commands that print without end are stopped once their output passes the total cap (the
+/// default, 64 MiB, and a configured one), long before their timeout: the result is the exit
+/// status line replaced by a note saying so and how to get less, then the head and tail, not an
+/// error. The twins cut the same floods short themselves and run normally.
+#[tokio::test]
+async fn a_flood_of_output_is_stopped_at_the_total_cap() {
+    let default_cap = tools_shell::DEFAULT_MAX_OUTPUT_TOTAL_BYTES;
+    let small_cap: u64 = 1 << 20;
+    let default = Fixture::new();
+    let small = Fixture::with_config(
+        &tools_shell::Config::default().with_max_output_total_bytes(Some(small_cap)),
+    );
+    // (fixture, its cap, command, Some(the start of the text) when it runs to its end)
+    let cases: Vec<(&Fixture, u64, &str, Option<&str>)> = vec![
+        (&default, default_cap, "yes", None),
+        (&default, default_cap, "cat /dev/zero", None),
+        (&default, default_cap, "head -c 20G /dev/zero", None),
+        (&default, default_cap, "yes >&2", None),
+        (
+            &default,
+            default_cap,
+            "yes | head -5",
+            Some("exit code 0\ny\ny\ny\ny\ny\n"),
+        ),
+        (
+            &default,
+            default_cap,
+            "head -c 20G /dev/zero | head -c 1000 | wc -c",
+            Some("exit code 0\n1000\n"),
+        ),
+        (
+            &small,
+            small_cap,
+            "head -c 20G /dev/zero | tr '\\0' x",
+            None,
+        ),
+        (&small, small_cap, "yes", None),
+        // Exactly the cap is not past it.
+        (
+            &small,
+            small_cap,
+            "head -c 1M /dev/zero",
+            Some("exit code 0\n"),
+        ),
+        (&small, small_cap, "yes | head -5", Some("exit code 0\ny\n")),
+    ];
+    for (fx, cap, command, runs) in cases {
+        let out = fx
+            .call(
+                Policy::full(),
+                "shell",
+                json!({"command": command, "timeout_secs": 300}),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{command}: {e}"));
+        let t = out.joined_text();
+        let s = out.structured.as_ref().unwrap();
+        assert_eq!(s["timed_out"], false, "{command}: {s}");
+        match runs {
+            Some(start) => {
+                assert_eq!(s["output_capped"], false, "{command}: {s}");
+                assert_eq!(s["exit_code"], 0, "{command}: {s}");
+                assert!(
+                    t.starts_with(start),
+                    "{command}: {}",
+                    &t[..t.len().min(200)]
+                );
+            }
+            None => {
+                assert_eq!(s["output_capped"], true, "{command}: {s}");
+                assert_eq!(s["exit_code"], serde_json::Value::Null, "{command}: {s}");
+                let total = s["total_bytes"].as_u64().unwrap();
+                assert!(total > cap, "{command}: {total} bytes");
+                let note = format!(
+                    "stopped after {total} bytes of output, past the limit of {cap} bytes for one command; to get less, pipe it through `head -n 100`"
+                );
+                assert!(
+                    t.starts_with(&note),
+                    "{command}: {}",
+                    &t[..t.len().min(300)]
+                );
+                assert!(
+                    t.contains("bytes omitted"),
+                    "{command}: head and tail are kept"
+                );
+                let cut = out.truncated.as_ref().expect("cut");
+                assert_eq!(cut.original_bytes, total, "{command}");
+                assert!(t.len() < 70 * 1024, "{command}: {} bytes of text", t.len());
+            }
+        }
+    }
+}
+
+/// A background job whose output passes the cap is stopped too, and job_output says so; its
+/// twin that cuts the flood short exits normally.
+#[tokio::test]
+async fn a_flooding_background_job_is_stopped_at_the_total_cap() {
+    let cap: u64 = 1 << 20;
+    let fx = Fixture::with_config(
+        &tools_shell::Config::default().with_max_output_total_bytes(Some(cap)),
+    );
+    // (command, the state it must end in)
+    for (command, want) in [("yes", "output_capped"), ("yes | head -5", "exited")] {
+        let started = fx
+            .call(
+                Policy::full(),
+                "shell",
+                json!({"command": command, "background": true}),
+            )
+            .await
+            .unwrap();
+        let id = started.structured.unwrap()["job_id"].as_u64().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(120);
+        let (state, text, s) = loop {
+            let o = fx
+                .call(
+                    Policy::full(),
+                    "job_output",
+                    json!({"job_id": id, "wait_ms": 500}),
+                )
+                .await
+                .unwrap();
+            let s = o.structured.clone().unwrap();
+            let state = s["state"].as_str().unwrap().to_string();
+            if state != "running" {
+                break (state, o.joined_text(), s);
+            }
+            assert!(Instant::now() < deadline, "{command}: still running");
+        };
+        assert_eq!(state, want, "{command}: {text}");
+        if want == "output_capped" {
+            let total = s["total_bytes"].as_u64().unwrap();
+            assert!(total > cap, "{command}: {total}");
+            assert!(
+                text.starts_with(&format!("job {id} was stopped after"))
+                    && text.contains(&format!(
+                        "and {total} bytes of output, past the limit of 1 MiB for one job"
+                    )),
+                "{command}: {}",
+                &text[..text.len().min(300)]
+            );
+        } else {
+            assert_eq!(s["exit_code"], 0, "{command}: {s}");
+        }
+    }
 }
 
 /// The classic bomb needs a function, which the analysis refuses before anything runs (even

@@ -179,6 +179,9 @@ impl Cut {
 pub(crate) struct Unfollowed {
     pub(crate) location: Url,
     pub(crate) why: String,
+    /// Whether the policy refused the hop (its host is not on the allow list), as opposed to
+    /// a limit (too many redirects): a tool that fails on it reports a `Denied`.
+    pub(crate) by_policy: bool,
 }
 
 /// A response, after redirects.
@@ -224,6 +227,21 @@ pub(crate) fn check_url(
         path: field.to_owned(),
         message,
     };
+    // The URL parser silently removes tabs and line breaks anywhere and other control
+    // characters at the ends, so `https://a.example/x\r\nHost: b` would be fetched as some
+    // other URL than the one written. Refuse them before parsing; percent-encoded ones are data.
+    if let Some((at, c)) = raw.char_indices().find(|(_, c)| c.is_control()) {
+        let encoded: String = c
+            .encode_utf8(&mut [0; 4])
+            .bytes()
+            .map(|b| format!("%{b:02X}"))
+            .collect();
+        return Err(invalid(format!(
+            "the URL contains the control character U+{:04X} ({}) at byte {at}; remove it (a URL is one line, with no raw tabs or line breaks), or write it percent-encoded ({encoded}) if it belongs in the URL",
+            u32::from(c),
+            control_name(c),
+        )));
+    }
     let url = Url::parse(raw.trim()).map_err(|e| {
         invalid(format!(
             "`{}` is not an absolute URL ({e}); give a full address such as https://example.com/page",
@@ -297,6 +315,20 @@ fn check_parsed(url: &Url, policy: &Policy, config: &NetConfig) -> Result<(), To
             .map_err(|b| ToolError::Denied(b.to_string()))?;
     }
     Ok(())
+}
+
+/// A short name for a control character in messages.
+fn control_name(c: char) -> &'static str {
+    match c {
+        '\0' => "NUL",
+        '\t' => "tab",
+        '\n' => "line feed",
+        '\r' => "carriage return",
+        '\u{1b}' => "escape",
+        '\u{7f}' => "delete",
+        c if u32::from(c) < 0x20 => "a C0 control",
+        _ => "a C1 control",
+    }
 }
 
 /// The host as the policy sees it: lower case, punycode, IPv6 without brackets.
@@ -415,15 +447,19 @@ impl Net {
                 .and_then(|l| url.join(l).ok());
             if let Some(next) = location {
                 let unfollowed = if redirects.len() >= usize::from(self.config.max_redirects) {
-                    Some(format!(
-                        "it is redirect number {} and at most {} are followed",
-                        redirects.len() + 1,
-                        self.config.max_redirects
+                    Some((
+                        format!(
+                            "it is redirect number {} and at most {} are followed",
+                            redirects.len() + 1,
+                            self.config.max_redirects
+                        ),
+                        false,
                     ))
                 } else {
                     self.hop_refusal(ctx, &first_host, &next)?
+                        .map(|why| (why, true))
                 };
-                if let Some(why) = unfollowed {
+                if let Some((why, by_policy)) = unfollowed {
                     let headers = response.headers().clone();
                     return Ok(Fetched {
                         status,
@@ -435,6 +471,7 @@ impl Net {
                         unfollowed: Some(Unfollowed {
                             location: next,
                             why,
+                            by_policy,
                         }),
                     });
                 }

@@ -221,7 +221,8 @@ async fn non_text_and_error_pages() {
         .err("web_fetch", &json!({"url": url(addr, "/away")}).to_string())
         .await
     {
-        ToolError::Failed(m) => {
+        // The policy refused the hop: a denial, not a failure.
+        ToolError::Denied(m) => {
             assert!(
                 m.contains("redirects to http://other.test/elsewhere"),
                 "{m}"

@@ -290,6 +290,53 @@ async fn address_and_url_table() {
             "/etc/passwd".into(),
             Want::Invalid("not an absolute URL"),
         ),
+        // Raw control characters: the URL parser would drop tabs and line breaks silently and
+        // fetch another URL than the one written. Percent-encoded, they are data.
+        (
+            "CR LF smuggling a header",
+            format!("http://site.test:{p}/x\r\nHost: admin.test"),
+            Want::Invalid("control character U+000D (carriage return) at byte"),
+        ),
+        (
+            "line feed inside the host",
+            format!("http://admin.te\nst.site.test:{p}/"),
+            Want::Invalid("control character U+000A (line feed)"),
+        ),
+        (
+            "tab inside the host",
+            format!("http://site.\ttest:{p}/"),
+            Want::Invalid("control character U+0009 (tab)"),
+        ),
+        (
+            "trailing line break",
+            format!("http://site.test:{p}/\n"),
+            Want::Invalid("U+000A"),
+        ),
+        (
+            "NUL",
+            format!("http://site.test:{p}/\0admin"),
+            Want::Invalid("U+0000 (NUL)"),
+        ),
+        (
+            "escape",
+            format!("http://site.test:{p}/\u{1b}[2J"),
+            Want::Invalid("U+001B (escape)"),
+        ),
+        (
+            "C1 next-line",
+            format!("http://site.test:{p}/\u{85}"),
+            Want::Invalid("percent-encoded (%C2%85)"),
+        ),
+        (
+            "percent-encoded CR LF twin",
+            format!("http://site.test:{p}/x%0D%0AHost:%20admin.test"),
+            Want::Ok,
+        ),
+        (
+            "surrounding spaces twin",
+            format!("  http://site.test:{p}/  "),
+            Want::Ok,
+        ),
     ];
     let fx = Fixture::new();
     for (label, url, want) in rows {
@@ -470,6 +517,86 @@ async fn redirects_into_private_space() {
             .await
             .joined_text();
         assert!(text.contains("landed"), "{text}");
+    }
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        0,
+        "the private server was reached"
+    );
+}
+
+/// web_fetch cannot show a page behind a redirect the policy refuses: a host off the allow list
+/// and a private address both come back as `Denied` (the policy's refusal), while a redirect
+/// limit is a plain failure and an allowed hop is followed.
+#[tokio::test]
+async fn web_fetch_reports_refused_redirects_as_denials() {
+    let (private, hits) = private_server().await;
+    let pp = private.port();
+    let app = Router::new()
+        .route(
+            "/off-list",
+            get(|| async { Redirect::temporary("http://other.test/elsewhere") }),
+        )
+        .route(
+            "/to-ip",
+            get(move || async move { Redirect::temporary(&format!("http://127.0.0.2:{pp}/")) }),
+        )
+        .route(
+            "/to-name",
+            get(move || async move { Redirect::temporary(&format!("http://admin.test:{pp}/")) }),
+        )
+        .route("/loop", get(|| async { Redirect::temporary("/loop") }))
+        .route("/fine", get(|| async { Redirect::temporary("/landing") }))
+        .route("/landing", get(|| async { "landed" }));
+    let addr = serve(app).await;
+    let port = addr.port();
+    // admin.test is listed (by mistake), so its hop is judged by its address.
+    let mut listed = policy();
+    listed.allowed_hosts.push("admin.test".into());
+    let fx = Fixture::with(Config::new().with_net(net()), listed);
+    // (path, Ok(page text) | Err((kind, message part)))
+    type Want = Result<&'static str, (tool_core::ErrorKind, &'static str)>;
+    let rows: Vec<(&str, Want)> = vec![
+        (
+            "/off-list",
+            Err((
+                tool_core::ErrorKind::Denied,
+                "redirects to http://other.test/elsewhere, which was not followed: other.test is not on the host allow list",
+            )),
+        ),
+        (
+            "/to-ip",
+            Err((
+                tool_core::ErrorKind::Denied,
+                "The server redirected to http://127.0.0.2",
+            )),
+        ),
+        (
+            "/to-name",
+            Err((
+                tool_core::ErrorKind::Denied,
+                "admin.test resolves to 127.0.0.2",
+            )),
+        ),
+        (
+            "/loop",
+            Err((tool_core::ErrorKind::Failed, "at most 5 are followed")),
+        ),
+        ("/fine", Ok("landed")),
+    ];
+    for (path, want) in rows {
+        let args = json!({"url": format!("http://site.test:{port}{path}")}).to_string();
+        match (want, fx.call("web_fetch", &args).await) {
+            (Ok(part), Ok(out)) => {
+                let text = out.joined_text();
+                assert!(text.contains(part), "{path}: {text}");
+            }
+            (Err((kind, part)), Err(e)) => {
+                assert_eq!(e.kind(), kind, "{path}: {e}");
+                assert!(e.to_string().contains(part), "{path}: {e}");
+            }
+            (_, got) => panic!("{path}: unexpected {got:?}"),
+        }
     }
     assert_eq!(
         hits.load(Ordering::SeqCst),

@@ -885,6 +885,82 @@ async fn when_every_provider_fails_the_error_lists_them() {
     );
 }
 
+/// With no key set, the default chain is DuckDuckGo alone; when it cannot be reached either, the
+/// error names every variable that would add a provider and the SearXNG setting. The twins: a
+/// configured chain whose providers all run says only to try again; a reachable DuckDuckGo
+/// answers.
+#[tokio::test]
+async fn without_keys_and_duckduckgo_unreachable_the_error_says_what_to_set() {
+    // A port nobody listens on: the connection is refused at once.
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap()
+    };
+    let fx = fixture(
+        SearchConfig::new().with_base_url(Provider::Duckduckgo, format!("http://{closed}")),
+        StaticSecrets::new(),
+    );
+    let err = fx.err("web_search", r#"{"query": "anything"}"#).await;
+    assert_eq!(err.kind(), ErrorKind::Failed, "{err}");
+    let message = err.to_string();
+    assert!(
+        message.starts_with(
+            "Every search provider failed (DuckDuckGo: Could not connect to 127.0.0.1"
+        ),
+        "{message}"
+    );
+    assert!(
+        message.ends_with(
+            "Try again later, or make another provider available: set BRAVE_API_KEY, \
+             TAVILY_API_KEY, EXA_API_KEY, PERPLEXITY_API_KEY, FIRECRAWL_API_KEY or JINA_API_KEY \
+             in the environment (the key of Brave, Tavily, Exa, Perplexity, Firecrawl or Jina), \
+             or give the address of a SearXNG instance in SEARXNG_URL or as \
+             web.search_urls.searxng in toolshed.toml."
+        ),
+        "{message}"
+    );
+    // Renamed variables are the ones named; a set key is not asked for.
+    let fx = fixture(
+        SearchConfig::new()
+            .with_base_url(Provider::Duckduckgo, format!("http://{closed}"))
+            .with_base_url(Provider::Brave, format!("http://{closed}"))
+            .with_key_env(Provider::Tavily, "MY_TAVILY")
+            .with_key_env(Provider::Searxng, "MY_SEARX")
+            .with_chain(vec![
+                Provider::Brave,
+                Provider::Tavily,
+                Provider::Searxng,
+                Provider::Duckduckgo,
+            ]),
+        StaticSecrets::new().with("BRAVE_API_KEY", BRAVE_KEY),
+    );
+    let message = fx
+        .err("web_search", r#"{"query": "anything"}"#)
+        .await
+        .to_string();
+    assert!(
+        message.ends_with(
+            "make another provider available: set MY_TAVILY in the environment (the key of \
+             Tavily), or give the address of a SearXNG instance in MY_SEARX or as \
+             web.search_urls.searxng in toolshed.toml."
+        ),
+        "{message}"
+    );
+    // Twin: DuckDuckGo reachable, the same empty environment works.
+    let ddg = Api::start(vec![(
+        "GET",
+        "/html/",
+        raw_reply(200, "text/html", "<html><body>no results</body></html>"),
+    )])
+    .await;
+    let fx = fixture(
+        SearchConfig::new().with_base_url(Provider::Duckduckgo, ddg.url()),
+        StaticSecrets::new(),
+    );
+    let out = fx.ok("web_search", r#"{"query": "anything"}"#).await;
+    assert_eq!(structured(&out)["provider"], "duckduckgo");
+}
+
 #[tokio::test]
 async fn the_default_chain_follows_the_documented_order_of_set_keys() {
     // Keys for Firecrawl, Exa and Jina only: Exa comes first, then Firecrawl, then Jina, then
@@ -989,7 +1065,7 @@ async fn an_explicit_provider_without_its_key_names_the_variable_and_the_usable_
         .await;
     assert!(
         err.to_string()
-            .contains("SearXNG needs the address of a SearXNG instance in SEARXNG_URL; set it, or use one of: tavily, duckduckgo"),
+            .contains("SearXNG needs the address of a SearXNG instance in SEARXNG_URL or in web.search_urls.searxng in toolshed.toml; set it, or use one of: tavily, duckduckgo"),
         "{err}"
     );
     // A renamed variable is the one named.
