@@ -180,3 +180,38 @@ pub fn visible(text: &str, newlines: bool) -> std::borrow::Cow<'_, str> {
     }
     std::borrow::Cow::Owned(out)
 }
+
+/// Refuses `[policy.rules]` (and `[agents.*] tools`) that name a tool by a profile's alias:
+/// rules are matched against canonical names, and an alias means different tools in different
+/// profiles (`write_file` is sneakycode's `file_write` and hrns's `file_edit`), so a rule written
+/// for one profile would silently stop applying under another.
+pub fn check_rule_names(config: &config::Config) -> Result<()> {
+    let canonical: Vec<String> = registry()?.names().into_iter().map(String::from).collect();
+    let aliases = aliases();
+    let mut names: Vec<String> = Vec::new();
+    let tool_of = |spec: &str| spec.split('(').next().unwrap_or(spec).trim().to_string();
+    names.extend(config.policy.rules.keys().map(|s| tool_of(s)));
+    names.extend(config.workspace_rules.iter().map(|(s, _)| tool_of(s)));
+    for agent in config.agents.values() {
+        if let Some(tools) = &agent.tools {
+            names.extend(tools.keys().cloned());
+        }
+    }
+    for name in names {
+        if canonical.contains(&name) {
+            continue;
+        }
+        let meant: Vec<String> = aliases
+            .iter()
+            .filter(|a| a.name == name)
+            .map(|a| format!("{}: {}", a.profile, a.target))
+            .collect();
+        if !meant.is_empty() {
+            anyhow::bail!(
+                "the rule names `{name}`, a profile's name for a tool ({}); rules name tools canonically, whatever profile is in use — write the canonical name instead (`toolshed tools` lists them)",
+                meant.join("; ")
+            );
+        }
+    }
+    Ok(())
+}

@@ -403,6 +403,7 @@ impl Session {
         let profile = profile.or(config.profile.clone());
         let mut registry = toolshed_cli::registry_for(&config, profile.as_deref())?;
         toolshed_cli::import_mcp_servers(&config, &mut registry).await?;
+        toolshed_cli::check_rule_names(&config)?;
         let policy = config.policy()?;
         let limits = config.limits();
         let ws = match (&sqlite, volume) {

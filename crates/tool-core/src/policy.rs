@@ -267,15 +267,57 @@ impl Rule {
         }
         match &self.pattern {
             None => true,
-            Some((_, path_glob, text_glob)) => {
+            Some((pattern, path_glob, text_glob)) => {
                 let subject = access.subject();
-                if access.is_path() {
-                    path_glob.is_match(&subject)
-                } else {
-                    text_glob.is_match(&subject)
+                if !access.is_path() {
+                    return text_glob.is_match(&subject);
                 }
+                if path_glob.is_match(&subject) {
+                    return true;
+                }
+                // `X/**` covers the directory `X` itself (deleting or replacing it).
+                if let Some(base) = pattern.strip_suffix("/**")
+                    && !base.contains(GLOB_CHARS)
+                    && subject.trim_end_matches('/') == base.trim_end_matches('/')
+                {
+                    return true;
+                }
+                // A recursive delete touches its whole tree: a rule on a literal subtree inside
+                // it applies (`write(secrets/**)` refuses deleting `.` or a parent of secrets).
+                if let Access::Delete {
+                    path,
+                    recursive: true,
+                } = access
+                {
+                    let inner = literal_prefix(pattern);
+                    let rel = path.rel();
+                    if !inner.is_empty()
+                        && (rel.is_empty()
+                            || inner == rel
+                            || inner.strip_prefix(rel).is_some_and(|r| r.starts_with('/')))
+                    {
+                        return true;
+                    }
+                }
+                false
             }
         }
+    }
+}
+
+/// The characters that make a rule pattern a glob.
+const GLOB_CHARS: &[char] = &['*', '?', '[', ']', '{', '}'];
+
+/// The directories a pattern names literally before its first glob character
+/// (`secrets/**` → `secrets`, `a/b/*.key` → `a/b`, `a/x.txt` → `a/x.txt`, `**/x` → ``).
+fn literal_prefix(pattern: &str) -> &str {
+    let pattern = pattern.trim_start_matches("./");
+    match pattern.find(GLOB_CHARS) {
+        None => pattern.trim_end_matches('/'),
+        Some(i) => match pattern[..i].rfind('/') {
+            Some(slash) => &pattern[..slash],
+            None => "",
+        },
     }
 }
 

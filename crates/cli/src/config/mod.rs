@@ -416,12 +416,24 @@ impl Config {
             (Ok(a), Ok(b)) => a == b,
             _ => false,
         };
-        let workspace = match &user_file {
+        // One read: the bytes whose digest is checked are the bytes parsed (a file swapped in
+        // between would otherwise apply under another file's review).
+        let ws_bytes = match &user_file {
             Some(u) if same_file(u, &ws_path) => None,
-            _ => read_table(&ws_path, false)?,
+            _ => match std::fs::read(&ws_path) {
+                Ok(b) => Some(b),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => {
+                    return Err(e).with_context(|| format!("cannot read {}", ws_path.display()));
+                }
+            },
         };
-        let ws_bytes = match &workspace {
-            Some(_) => std::fs::read(&ws_path).ok(),
+        let workspace = match &ws_bytes {
+            Some(bytes) => {
+                let text = std::str::from_utf8(bytes)
+                    .map_err(|_| anyhow::anyhow!("{} is not UTF-8 text", ws_path.display()))?;
+                Some(layers::parse(&ws_path, text)?)
+            }
             None => None,
         };
 

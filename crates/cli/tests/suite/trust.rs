@@ -436,3 +436,54 @@ fn pathdiff(path: &std::path::Path, base: &std::path::Path) -> std::path::PathBu
     }
     out
 }
+
+/// Found by the adversary: a rule written with a profile's name (`write_file`) stopped applying
+/// when the workspace chose another profile, where the name means another tool or none. Such a
+/// rule is refused at start with the canonical names; the canonical rule holds under every
+/// profile (see `a_profile_does_not_rename_its_way_around_the_rules`).
+#[test]
+fn rules_written_with_a_profiles_names_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    fs::create_dir_all(&ws).unwrap();
+    let user = dir.path().join("user.toml");
+    let user_arg = user.display().to_string();
+    let w = ws.display().to_string();
+    for rule in [
+        "\"write_file(src/**)\" = \"deny\"",
+        "\"run_command\" = \"deny\"",
+    ] {
+        fs::write(&user, format!("[policy.rules]\n{rule}\n")).unwrap();
+        let o = toolshed_raw(
+            dir.path(),
+            &[
+                "--workspace",
+                &w,
+                "--config",
+                &user_arg,
+                "call",
+                "list_dir",
+                "{}",
+            ],
+            None,
+        );
+        assert_eq!(o.status.code(), Some(2), "{rule}: {}", stderr(&o));
+        assert!(stderr(&o).contains("canonically"), "{rule}: {}", stderr(&o));
+    }
+    // Twin: the canonical name starts and applies.
+    fs::write(&user, "[policy.rules]\n\"file_write(src/**)\" = \"deny\"\n").unwrap();
+    let o = toolshed_raw(
+        dir.path(),
+        &[
+            "--workspace",
+            &w,
+            "--config",
+            &user_arg,
+            "call",
+            "list_dir",
+            "{}",
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+}

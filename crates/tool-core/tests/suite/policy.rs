@@ -1159,3 +1159,36 @@ fn narrowing_rules_never_loosen() {
         .unwrap_err();
     assert!(err.contains("user's own configuration"), "{err}");
 }
+
+/// Found by the adversary: a path rule covers the tree a call touches, not just the path it
+/// names. `X/**` covers `X` itself, and a recursive delete of `X` or of a directory above it
+/// meets every rule on a literal subtree inside. Twins: siblings and look-alike names.
+#[test]
+fn path_rules_cover_the_whole_tree_a_call_touches() {
+    let fx = Fixture::new();
+    let ws = &fx.ws;
+    let p = Policy::full().rule("write(secrets/**)", Deny).unwrap();
+    let k = Policy::full()
+        .rule("write(config/prod/*.yaml)", Deny)
+        .unwrap();
+    let f = Policy::full().rule("write(docs/x.txt)", Deny).unwrap();
+    #[rustfmt::skip]
+    let rows: Vec<(&str, &Policy, Access, Decision)> = vec![
+        ("the directory itself", &p, delete(ws, "secrets", true), Deny),
+        ("replacing the directory itself", &p, write(ws, "secrets"), Deny),
+        ("the root, recursively", &p, delete(ws, ".", true), Deny),
+        ("a file inside", &p, delete(ws, "secrets/key", false), Deny),
+        ("twin: a sibling tree", &p, delete(ws, "src", true), Allow),
+        ("twin: a look-alike name", &p, delete(ws, "secrets2", true), Allow),
+        ("twin: the root, not recursively", &p, delete(ws, ".", false), Allow),
+        ("a parent of a glob's directory", &k, delete(ws, "config", true), Deny),
+        ("the glob's directory", &k, delete(ws, "config/prod", true), Deny),
+        ("twin: a sibling of it", &k, delete(ws, "config/dev", true), Allow),
+        ("a parent of a plain file rule", &f, delete(ws, "docs", true), Deny),
+        ("twin: a sibling file", &f, delete(ws, "docs/y.txt", false), Allow),
+    ];
+    for (label, policy, access, expected) in rows {
+        let v = policy.decide("delete_file", std::slice::from_ref(&access));
+        assert_eq!(v.decision, expected, "{label}: {access} ({})", v.reason);
+    }
+}

@@ -105,7 +105,21 @@ impl Session {
         if !self.policy.allow_git_internals && path.is_git_internal() {
             return Some(format!("{path} is inside a .git directory"));
         }
-        None
+        // The call was judged on the paths it named; every file it changes is judged too, so a
+        // whole-tree checkout cannot rewrite what a rule such as `write(secrets/**)` refuses.
+        // An `ask` was answered only for a path the call named itself.
+        let verdict = self
+            .policy
+            .decide("git_operations", &[tool_core::Access::Write(path.clone())]);
+        match verdict.decision {
+            tool_core::Decision::Allow => None,
+            tool_core::Decision::Ask if self.paths.contains(&path) => None,
+            tool_core::Decision::Ask => Some(format!(
+                "{path}, which the policy asks about ({}); name it in `paths` so that the user is asked",
+                verdict.reason
+            )),
+            tool_core::Decision::Deny => Some(format!("{path} ({})", verdict.reason)),
+        }
     }
 
     /// Refuses a working-tree change that would touch a protected path, naming it.
@@ -115,7 +129,7 @@ impl Session {
             return Ok(());
         }
         Err(ToolError::Denied(format!(
-            "Refused to {what}: it would change {}, which no tool changes; nothing was changed. The user edits such files outside Toolshed.",
+            "Refused to {what}: it would change {}; nothing was changed. Check out or restore other paths, or ask the user to change these outside Toolshed.",
             hits.join("; ")
         )))
     }

@@ -536,3 +536,67 @@ async fn git_never_writes_protected_paths() {
     assert_eq!(f.read("docs/guide.md"), "# Guide, local\n");
     untouched(&f);
 }
+
+/// Found by the adversary: a rule such as `write(src/**)` = deny held for the file tools but
+/// not for a whole-tree checkout. Every file a checkout or stash changes is judged; an `ask` on
+/// a file the call did not name is refused (nobody was asked about it). Twins: other paths.
+#[tokio::test]
+async fn git_respects_path_rules_on_every_file_it_changes() {
+    use tool_core::{Decision, ErrorKind, Limits, Policy, ToolContext, Workspace};
+    let f = Fixture::repo();
+    f.write("src/a.txt", "v1\n");
+    f.git(&["add", "."]);
+    f.git(&["commit", "-q", "-m", "a"]);
+    f.git(&["checkout", "-q", "-b", "ev"]);
+    f.write("src/a.txt", "EVIL\n");
+    f.write("docs/guide.md", "# Guide, ev\n");
+    f.git(&["commit", "-q", "-am", "evil"]);
+    f.git(&["checkout", "-q", "main"]);
+    for decision in [Decision::Deny, Decision::Ask] {
+        let policy = Policy::supervised()
+            .rule("write(src/**)", decision)
+            .unwrap();
+        let ctx = ToolContext::new(
+            Workspace::local(f.root()).unwrap(),
+            std::sync::Arc::new(policy),
+            std::sync::Arc::new(Limits::default()),
+        );
+        for args in [
+            r#"{"operation":"checkout","rev":"ev","paths":["."]}"#,
+            r#"{"operation":"checkout","branch":"ev"}"#,
+            r#"{"operation":"checkout","rev":"ev"}"#,
+        ] {
+            let e = super::stack()
+                .call_json("git_operations", args, ctx.for_call())
+                .await
+                .unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Denied, "{decision:?} {args}: {e}");
+            assert_eq!(f.read("src/a.txt"), "v1\n", "{decision:?} {args}");
+        }
+        // Twin: a path the rule does not cover is restored.
+        super::stack()
+            .call_json(
+                "git_operations",
+                r#"{"operation":"checkout","rev":"ev","paths":["docs"]}"#,
+                ctx.for_call(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(f.read("docs/guide.md"), "# Guide, ev\n");
+        f.git(&["checkout", "-q", "main", "--", "docs"]);
+        if decision == Decision::Ask {
+            // Named in `paths`, the asked-about file is restored once the user approves (the
+            // test stack approves every ask).
+            super::stack()
+                .call_json(
+                    "git_operations",
+                    r#"{"operation":"checkout","rev":"ev","paths":["src/a.txt"]}"#,
+                    ctx.for_call(),
+                )
+                .await
+                .unwrap();
+            assert_eq!(f.read("src/a.txt"), "EVIL\n");
+            f.git(&["checkout", "-q", "main", "--", "src"]);
+        }
+    }
+}
