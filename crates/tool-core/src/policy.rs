@@ -450,6 +450,46 @@ impl Policy {
         Ok(self)
     }
 
+    /// Paths (relative to a root) that rules by access kind keep from every tool, for a
+    /// sandbox that cannot ask: with `write`, those a `write`/`delete`/`*` rule asks about or
+    /// refuses (the shell sees them read-only); without, those a `read`/`*` rule refuses (the
+    /// shell does not see them at all). Only rules whose pattern is a literal path or `X/**` count:
+    /// a narrower glob cannot be mounted.
+    pub fn kind_rule_paths(&self, write: bool) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for rule in self.rules.iter().chain(&self.narrowing_rules) {
+            let kinds: &[&str] = if write {
+                &["write", "delete", "*"]
+            } else {
+                &["read", "*"]
+            };
+            let wanted = if write {
+                rule.decision != Decision::Allow
+            } else {
+                rule.decision == Decision::Deny
+            };
+            if !wanted || !kinds.contains(&rule.tool.as_str()) {
+                continue;
+            }
+            let Some((pattern, _, _)) = &rule.pattern else {
+                continue;
+            };
+            let base = pattern.strip_suffix("/**").unwrap_or(pattern);
+            let base = base.trim_start_matches("./").trim_end_matches('/');
+            if base.is_empty()
+                || base.contains(GLOB_CHARS)
+                || base.starts_with('/')
+                || base.split('/').any(|c| c == ".." || c == ".")
+            {
+                continue;
+            }
+            if !out.iter().any(|o| o == base) {
+                out.push(base.to_string());
+            }
+        }
+        out
+    }
+
     /// Adds a rule that can only make decisions stricter (see [`Policy::narrowing_rules`]); an
     /// `allow` is refused, since it could only widen.
     pub fn narrowing_rule(mut self, spec: &str, decision: Decision) -> Result<Policy, String> {

@@ -233,7 +233,56 @@ fn masked_programs(denied: &[String], env_allow: &[String]) -> Vec<PathBuf> {
             }
         }
     }
+    for other in other_names(&out, &dirs) {
+        if !out.contains(&other) {
+            out.push(other);
+        }
+    }
     out
+}
+
+/// Other names of the same files in `dirs`: hard links (Debian's `perl` is also
+/// `perl5.36.0`, `gunzip` also `uncompress`), which masking by name alone would leave runnable.
+/// Cached per process for one set of files, since the program directories rarely change.
+// Program directories are system state read to build the sandbox, not a tool's file access.
+#[allow(clippy::disallowed_methods)]
+fn other_names(files: &[PathBuf], dirs: &[PathBuf]) -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt as _;
+    use std::sync::Mutex;
+    static CACHE: Mutex<Option<(Vec<PathBuf>, Vec<PathBuf>)>> = Mutex::new(None);
+    if let Ok(cache) = CACHE.lock()
+        && let Some((key, names)) = cache.as_ref()
+        && key == files
+    {
+        return names.clone();
+    }
+    let ids: Vec<(u64, u64)> = files
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .filter(|m| m.is_file())
+        .map(|m| (m.dev(), m.ino()))
+        .collect();
+    let mut names = Vec::new();
+    if !ids.is_empty() {
+        for dir in dirs {
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                if let Ok(m) = std::fs::metadata(&path)
+                    && ids.contains(&(m.dev(), m.ino()))
+                    && !names.contains(&path)
+                {
+                    names.push(path);
+                }
+            }
+        }
+    }
+    if let Ok(mut cache) = CACHE.lock() {
+        *cache = Some((files.to_vec(), names.clone()));
+    }
+    names
 }
 
 /// What the kernel offers, probed once per process.
@@ -374,8 +423,19 @@ pub(crate) fn plan(
         // Repositories inside the workspace (`vendor/lib/.git`, a submodule's `.git` file) run
         // their own hooks and config when the user's git next enters them.
         sandbox.protected.extend(nested_git(root));
+        // What the user's rules keep from every tool by access kind holds in the view too: a
+        // `write(X/**)` rule that asks or refuses makes X read-only, a `read(X/**)` rule that
+        // refuses hides X (a command cannot ask mid-run, and `cat X` is no way around it).
+        for rel in ctx.policy.kind_rule_paths(true) {
+            sandbox.protected.push(root.join(rel));
+        }
     }
     sandbox.masked = masked_programs(&ctx.policy.denied_commands, &config.env_allow);
+    for root in dirs(true).iter().chain(&dirs(false)) {
+        for rel in ctx.policy.kind_rule_paths(false) {
+            sandbox.masked.push(root.join(rel));
+        }
+    }
     let guard = Guard::new(&sandbox.protected, &writable, git_allowed);
     Ok(Plan {
         analysis,

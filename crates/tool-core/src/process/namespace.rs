@@ -41,7 +41,8 @@ pub(crate) struct View {
     pub(crate) readable: Vec<PathBuf>,
     /// Paths inside the writable ones that are mounted read-only on top (existing ones only).
     pub(crate) protected: Vec<PathBuf>,
-    /// Files replaced by `/dev/null` (denied programs).
+    /// Files replaced by `/dev/null` (denied programs, files no tool may read) and directories
+    /// replaced by an empty read-only one.
     pub(crate) masked: Vec<PathBuf>,
     /// The host directory mounted as the view's `/tmp`.
     pub(crate) tmp: PathBuf,
@@ -73,6 +74,8 @@ enum Op {
     Proc(CString),
     /// An empty `tmpfs`.
     Tmpfs(CString),
+    /// An empty, read-only `tmpfs` over a directory that must not be seen.
+    Hide(CString),
 }
 
 /// Everything the child needs, allocated before the fork.
@@ -313,15 +316,20 @@ pub(crate) fn prepare(view: &View) -> Result<Prepared, String> {
     }
     for m in &view.masked {
         let Some(c) = canonical(m) else { continue };
-        if std::fs::metadata(&c).map(|m| m.is_dir()).unwrap_or(true) {
-            continue;
-        }
         // Only what the view shows needs masking (a program in the hidden real $HOME is not
         // there at all, and there would be nothing to mount over).
         let shown = SYSTEM.iter().any(|s| c.starts_with(s))
             || trees.iter().any(|(src, _, _)| c.starts_with(src));
         if !shown {
             continue;
+        }
+        match std::fs::metadata(&c) {
+            Ok(meta) if meta.is_dir() => {
+                ops.push(Op::Hide(inside(&c)?));
+                continue;
+            }
+            Ok(_) => {}
+            Err(_) => continue,
         }
         ops.push(Op::Bind {
             src: cstr(b"/oldroot/dev/null")?,
@@ -600,6 +608,13 @@ impl Prepared {
                     c"tmpfs".as_ptr(),
                     libc::MS_NOSUID,
                     c"mode=0755,size=64m".as_ptr(),
+                )?,
+                Op::Hide(p) => mount(
+                    c"tmpfs".as_ptr(),
+                    p.as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC | libc::MS_RDONLY,
+                    c"mode=0555,size=4k".as_ptr(),
                 )?,
             }
         }

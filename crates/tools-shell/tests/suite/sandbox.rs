@@ -395,3 +395,117 @@ async fn the_guard_cannot_be_outrun_or_sidestepped() {
         .unwrap();
     assert!(fx.path("lib2/config").exists(), "{}", out.joined_text());
 }
+
+/// Found by the adversary: `read(secret/**)` = deny held for the file tools but `cat secret/k`
+/// (or any program) read it in the shell, and `write(locked/**)` held only as far as the
+/// analysis could see. In the namespace view a read-denied path is hidden and a write-ruled one
+/// is read-only, whatever program tries. Twins: the neighbouring paths.
+#[tokio::test]
+async fn kind_rules_hold_in_the_view_for_every_program() {
+    if !super::kernel_has_user_namespaces() {
+        return;
+    }
+    let fx = Fixture::new();
+    for (rel, text) in [
+        ("secret/k", "SECRET-DIR"),
+        ("notes/key.txt", "SECRET-FILE"),
+        ("public/k", "PUBLIC"),
+        ("locked/x", "LOCKED"),
+        ("open/x", "OPEN"),
+    ] {
+        std::fs::create_dir_all(fx.path(rel).parent().unwrap()).unwrap();
+        std::fs::write(fx.path(rel), text).unwrap();
+    }
+    let policy = Policy::full()
+        .rule("read(secret/**)", tool_core::Decision::Deny)
+        .unwrap()
+        .rule("read(notes/key.txt)", tool_core::Decision::Deny)
+        .unwrap()
+        .rule("write(locked/**)", tool_core::Decision::Deny)
+        .unwrap();
+    let script = "python3 -c \"
+import pathlib
+for p in ['secret/k', 'notes/key.txt', 'public/k']:
+    try: print(p, pathlib.Path(p).read_text())
+    except Exception as e: print(p, 'unreadable', type(e).__name__)
+for p in ['locked/x', 'open/x']:
+    try: pathlib.Path(p).write_text('CHANGED'); print(p, 'written')
+    except Exception as e: print(p, 'unwritable', type(e).__name__)
+\"";
+    let out = fx.sh(policy, script).await.unwrap().joined_text();
+    assert!(
+        !out.contains("SECRET-DIR") && !out.contains("SECRET-FILE"),
+        "{out}"
+    );
+    assert!(out.contains("public/k PUBLIC"), "{out}");
+    assert!(out.contains("locked/x unwritable"), "{out}");
+    assert!(out.contains("open/x written"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(fx.path("locked/x")).unwrap(),
+        "LOCKED"
+    );
+    assert_eq!(
+        std::fs::read_to_string(fx.path("secret/k")).unwrap(),
+        "SECRET-DIR"
+    );
+}
+
+/// A denied program's other names (hard links such as Debian's `perl5.36.0` beside `perl`) are
+/// masked too, so the deny list cannot be stepped around by calling the same file by another
+/// name. The pair is found on this machine; twin: an unrelated program still runs.
+#[tokio::test]
+async fn hard_links_of_denied_programs_are_masked() {
+    use std::os::unix::fs::MetadataExt as _;
+    if !super::kernel_has_user_namespaces() {
+        return;
+    }
+    let pair = std::fs::read_dir("/usr/bin").ok().and_then(|entries| {
+        let files: Vec<(String, (u64, u64))> = entries
+            .flatten()
+            .filter_map(|e| {
+                let m = e.metadata().ok()?;
+                (m.is_file() && m.nlink() > 1 && e.file_name().to_str()?.starts_with("perl")).then(
+                    || {
+                        (
+                            e.file_name().to_string_lossy().into_owned(),
+                            (m.dev(), m.ino()),
+                        )
+                    },
+                )
+            })
+            .collect();
+        files.iter().find_map(|(a, id)| {
+            files
+                .iter()
+                .find(|(b, other)| b != a && other == id)
+                .map(|(b, _)| (a.clone(), b.clone()))
+        })
+    });
+    let Some((denied, other)) = pair else {
+        eprintln!("skipped: no hard-linked perl in /usr/bin to try");
+        return;
+    };
+    let fx = Fixture::new();
+    let mut policy = Policy::full();
+    policy.denied_commands = vec![denied.clone()];
+    let out = fx
+        .sh(
+            policy.clone(),
+            &format!("printf {other} | xargs -I{{}} sh -c '{{}} -e \"print q(RAN)\"'; echo done"),
+        )
+        .await
+        .unwrap()
+        .joined_text();
+    assert!(
+        !out.contains("RAN") && out.contains("done"),
+        "{denied} / {other}: {out}"
+    );
+    let out = fx
+        .sh(
+            policy,
+            "printf python3 | xargs -I{} sh -c '{} -c \"print(2+2)\"'",
+        )
+        .await
+        .unwrap();
+    assert!(out.joined_text().contains('4'), "{}", out.joined_text());
+}
