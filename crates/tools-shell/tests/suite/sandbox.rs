@@ -454,6 +454,8 @@ for p in ['locked/x', 'open/x']:
 /// masked too, so the deny list cannot be stepped around by calling the same file by another
 /// name. The pair is found on this machine; twin: an unrelated program still runs.
 #[tokio::test]
+// A skipped row says so on stderr, the only place a test can.
+#[allow(clippy::print_stderr)]
 async fn hard_links_of_denied_programs_are_masked() {
     use std::os::unix::fs::MetadataExt as _;
     if !super::kernel_has_user_namespaces() {
