@@ -57,6 +57,7 @@ impl Tool for FindFiles {
         let glob = GlobFilter::new(&args.pattern, "/pattern")?;
         let ws = ctx.workspace.clone();
         let cancel = ctx.cancel.clone();
+        let policy = ctx.policy.clone();
         let max = args.max_results.unwrap_or(DEFAULT_MAX_RESULTS).max(1) as usize;
         blocking(ctx, move || {
             let meta = ws.metadata(&base)?;
@@ -65,7 +66,8 @@ impl Tool for FindFiles {
                     "{base} is not a directory; find_files searches a directory, so give its parent (or `.`) as `path`."
                 )));
             }
-            let found = walk::files_under(&ws, &base, &|rel| glob.matches(rel), &cancel)?;
+            let mut found = walk::files_under(&ws, &base, &|rel| glob.matches(rel), &cancel)?;
+            walk::drop_unreadable(&mut found, &policy, "find_files");
             let total = found.files.len();
             let shown: Vec<String> = found
                 .files

@@ -127,6 +127,7 @@ impl Tool for Grep {
             .transpose()?;
         let ws = ctx.workspace.clone();
         let cancel = ctx.cancel.clone();
+        let policy = ctx.policy.clone();
         blocking(ctx, move || {
             // Compiling a large pattern takes a while: do it off the async runtime too.
             let job = Job {
@@ -145,7 +146,8 @@ impl Tool for Grep {
                 }
                 FileKind::Dir => {
                     let keep = |rel: &str| include.as_ref().is_none_or(|g| g.matches(rel));
-                    let walk = walk::files_under(&ws, &base, &keep, &cancel)?;
+                    let mut walk = walk::files_under(&ws, &base, &keep, &cancel)?;
+                    walk::drop_unreadable(&mut walk, &policy, "grep");
                     (walk.files, walk.problems)
                 }
                 _ => {

@@ -105,6 +105,25 @@ pub(crate) fn files_under(
     Ok(walk)
 }
 
+/// Drops the files of `walk` that the policy does not let `tool` read (a rule such as
+/// `read(secrets/**)` = deny or ask): a walk declares only its base directory, so each file it
+/// found is judged on its own, and one nobody was asked about is skipped, counted in a problem
+/// line that gives the rule but not the file's name.
+pub(crate) fn drop_unreadable(walk: &mut Walk, policy: &tool_core::Policy, tool: &str) {
+    let mut skipped = Problems::default();
+    walk.files.retain(|f| {
+        let v = policy.decide(tool, &[tool_core::Access::Read(f.path.clone())]);
+        if v.decision == tool_core::Decision::Allow {
+            true
+        } else {
+            // The reason, not the name: a rule that refuses reading a file may mean its name too.
+            skipped.add(v.reason);
+            false
+        }
+    });
+    walk.problems.merge(skipped);
+}
+
 /// Orders `/`-separated paths component by component, so `a/b` sorts before `a-b` (a directory's
 /// contents stay together, as in `rg --sort path`).
 pub(crate) fn compare_paths(a: &str, b: &str) -> Ordering {

@@ -663,3 +663,58 @@ async fn order_holds_across_more_files_than_the_search_window() {
             .starts_with("[Stopped at max_results=1400")
     );
 }
+
+/// Found by the adversary: with `read(src/nested/**)` (or `read(sub/kept.txt)`) refused, a grep
+/// or find of a directory above it printed the refused files. Each file a walk finds is judged
+/// on its own and skipped (with a line saying so) unless the policy lets the tool read it;
+/// an `ask` counts as no, since nobody was asked. Twins: the other files still match.
+#[tokio::test]
+async fn walks_skip_files_the_rules_keep_from_reading() {
+    for decision in [tool_core::Decision::Deny, tool_core::Decision::Ask] {
+        let fx = Fixture::new();
+        let policy = Policy::supervised()
+            .rule("read(src/nested/**)", decision)
+            .unwrap()
+            .rule("grep(sub/kept.txt)", decision)
+            .unwrap()
+            .rule("find_files(sub/kept.txt)", decision)
+            .unwrap();
+        let ctx = ToolContext::new(
+            fx.ctx.workspace.clone(),
+            Arc::new(policy),
+            Arc::new(Limits::default()),
+        );
+        for path in [".", "src", "sub"] {
+            let out = call_on(
+                &fx.stack,
+                &ctx,
+                "grep",
+                json!({"pattern": "needle", "path": path}),
+            )
+            .await
+            .unwrap()
+            .joined_text();
+            assert!(
+                !out.contains("needle deep") && !out.contains("kept.txt:1:"),
+                "{decision:?} {path}: {out}"
+            );
+            assert!(out.contains("skipped"), "{decision:?} {path}: {out}");
+        }
+        let out = call_on(&fx.stack, &ctx, "grep", json!({"pattern": "needle"}))
+            .await
+            .unwrap()
+            .joined_text();
+        assert!(out.contains("src/lib.rs"), "{decision:?}: {out}");
+        let out = call_on(&fx.stack, &ctx, "find_files", json!({"pattern": "**/*"}))
+            .await
+            .unwrap()
+            .joined_text();
+        assert!(
+            !out
+                .lines()
+                .any(|l| l == "sub/kept.txt" || l == "src/nested/deep/mod.rs"),
+            "{decision:?}: {out}"
+        );
+        assert!(out.contains("src/lib.rs"), "{decision:?}: {out}");
+    }
+}

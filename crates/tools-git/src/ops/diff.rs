@@ -116,7 +116,7 @@ pub(crate) fn run(s: &Session, plan: &Plan) -> Result<Done, ToolError> {
     };
     find_renames(&mut diff)?;
     let (stats, stats_json) = stats_line(&diff)?;
-    let (patch, stopped) = patch_text(&diff, &s.cancel)?;
+    let (patch, stopped) = patch_text(&diff, &s.cancel, &|p| s.readable(p))?;
     let text = if diff.deltas().len() == 0 {
         let mut t = format!("{what}: no differences.\n");
         if plan.rev.is_none() && !plan.cached {

@@ -122,6 +122,22 @@ impl Session {
         }
     }
 
+    /// Whether the policy lets git_operations read the file `rel` (relative to the
+    /// repository's root) without asking: diffs and commits shown print only such files.
+    pub(crate) fn readable(&self, rel: &str) -> bool {
+        let mut path = self.root.clone();
+        for part in rel.split('/') {
+            match path.join(part) {
+                Ok(p) => path = p,
+                Err(_) => return false,
+            }
+        }
+        self.policy
+            .decide("git_operations", &[tool_core::Access::Read(path)])
+            .decision
+            == tool_core::Decision::Allow
+    }
+
     /// Refuses a working-tree change that would touch a protected path, naming it.
     pub(crate) fn refuse_protected(&self, what: &str, paths: &[String]) -> Result<(), ToolError> {
         let hits: Vec<String> = paths.iter().filter_map(|p| self.protected(p)).collect();

@@ -51,7 +51,7 @@ pub(crate) fn run(s: &Session, plan: &Plan) -> Result<Done, ToolError> {
     }
     text.push('\n');
     let (stats, stats_json) = stats_line(&diff)?;
-    let (patch, stopped) = patch_text(&diff, &s.cancel)?;
+    let (patch, stopped) = patch_text(&diff, &s.cancel, &|p| s.readable(p))?;
     if parents.len() > 1 {
         text.push_str("(a merge: the changes below are against its first parent)\n");
     }

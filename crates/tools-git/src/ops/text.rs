@@ -75,12 +75,33 @@ pub(crate) fn short(repo: &Repository, id: Oid) -> String {
 pub(crate) fn patch_text(
     diff: &Diff<'_>,
     cancel: &CancellationToken,
+    readable: &dyn Fn(&str) -> bool,
 ) -> Result<(String, bool), ToolError> {
     let mut out: Vec<u8> = Vec::new();
     let mut stopped = false;
-    let result = diff.print(DiffFormat::Patch, |_delta, _hunk, line| {
+    let mut withheld: Vec<String> = Vec::new();
+    let result = diff.print(DiffFormat::Patch, |delta, _hunk, line| {
         if cancel.is_cancelled() {
             return false;
+        }
+        // A file the policy keeps from being read (a rule such as `read(secrets/**)`) is named,
+        // never printed: the call declared only the paths it was given.
+        let hidden = [delta.old_file().path(), delta.new_file().path()]
+            .into_iter()
+            .flatten()
+            .map(|p| p.to_string_lossy().into_owned())
+            .find(|p| !readable(p));
+        if let Some(p) = hidden {
+            if !withheld.contains(&p) {
+                out.extend_from_slice(
+                    format!(
+                        "[the changes to {p} are withheld: the policy keeps it from being read]\n"
+                    )
+                    .as_bytes(),
+                );
+                withheld.push(p);
+            }
+            return true;
         }
         if out.len() > MAX_PATCH_BYTES {
             stopped = true;

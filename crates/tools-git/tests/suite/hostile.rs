@@ -600,3 +600,52 @@ async fn git_respects_path_rules_on_every_file_it_changes() {
         }
     }
 }
+
+/// Found by the adversary: with `read(src/**)` refused, `show` and `diff` of the whole tree
+/// printed the refused file's changes. They name it and withhold its lines; twins: the other
+/// files' changes print, and without the rule the file's do too.
+#[tokio::test]
+async fn show_and_diff_withhold_files_the_rules_keep_from_reading() {
+    use tool_core::{Decision, Limits, Policy, ToolContext, Workspace};
+    let f = Fixture::repo();
+    f.write("src/a.txt", "v1\n");
+    f.git(&["add", "."]);
+    f.git(&["commit", "-q", "-m", "a"]);
+    f.git(&["checkout", "-q", "-b", "ev"]);
+    f.write("src/a.txt", "SECRET-CHANGE\n");
+    f.write("docs/guide.md", "# Guide, visible\n");
+    f.git(&["commit", "-q", "-am", "ev"]);
+    f.git(&["checkout", "-q", "main"]);
+    for (rule, hidden) in [
+        (Some(Decision::Deny), true),
+        (Some(Decision::Ask), true),
+        (None, false),
+    ] {
+        let mut policy = Policy::supervised();
+        if let Some(d) = rule {
+            policy = policy.rule("read(src/**)", d).unwrap();
+        }
+        let ctx = ToolContext::new(
+            Workspace::local(f.root()).unwrap(),
+            std::sync::Arc::new(policy),
+            std::sync::Arc::new(Limits::default()),
+        );
+        for args in [
+            r#"{"operation":"show","rev":"ev"}"#,
+            r#"{"operation":"diff","rev":"main..ev"}"#,
+        ] {
+            let out = super::stack()
+                .call_json("git_operations", args, ctx.for_call())
+                .await
+                .unwrap()
+                .joined_text();
+            assert!(out.contains("Guide, visible"), "{rule:?} {args}: {out}");
+            assert_eq!(
+                !out.contains("SECRET-CHANGE"),
+                hidden,
+                "{rule:?} {args}: {out}"
+            );
+            assert_eq!(out.contains("withheld"), hidden, "{rule:?} {args}: {out}");
+        }
+    }
+}
