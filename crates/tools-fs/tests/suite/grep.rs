@@ -710,8 +710,7 @@ async fn walks_skip_files_the_rules_keep_from_reading() {
             .unwrap()
             .joined_text();
         assert!(
-            !out
-                .lines()
+            !out.lines()
                 .any(|l| l == "sub/kept.txt" || l == "src/nested/deep/mod.rs"),
             "{decision:?}: {out}"
         );
