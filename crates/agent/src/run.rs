@@ -221,10 +221,18 @@ impl Runtime {
         agent: &AgentSpec,
         inherited: &BTreeSet<String>,
     ) -> BTreeSet<String> {
+        // Allow maps and the exclusions name tools canonically: under a profile, `run_command`
+        // is `shell`, and `shell = false` must keep it out.
         inherited
             .iter()
-            .filter(|n| agent.tools.allows(n))
-            .filter(|n| depth == 0 || !SUBAGENT_EXCLUDED.contains(&n.as_str()))
+            .filter(|n| {
+                let canonical = self.tools.canonical(n).unwrap_or(n);
+                agent.tools.allows(n)
+                    && agent.tools.allows(canonical)
+                    && (depth == 0
+                        || !(SUBAGENT_EXCLUDED.contains(&n.as_str())
+                            || SUBAGENT_EXCLUDED.contains(&canonical)))
+            })
             .cloned()
             .collect()
     }

@@ -207,6 +207,12 @@ impl Registry {
         self.entries.get(name).map(|e| &e.spec)
     }
 
+    /// The canonical name of the tool registered as `name` (itself, unless `name` is a
+    /// profile's alias): what rules and allow maps name.
+    pub fn canonical(&self, name: &str) -> Option<&str> {
+        self.entries.get(name).map(|e| e.tool.spec().name.as_str())
+    }
+
     /// Number of tools.
     pub fn len(&self) -> usize {
         self.entries.len()

@@ -163,8 +163,8 @@ pub(crate) const GIT_PROTECTED: &[&str] = &[
 ];
 
 /// How deep, and over how many directories, [`nested_git`] looks below a root.
-const NESTED_GIT_DEPTH: usize = 3;
-const NESTED_GIT_DIRS: usize = 256;
+const NESTED_GIT_DEPTH: usize = 12;
+const NESTED_GIT_DIRS: usize = 1024;
 
 /// The `.git` entries (directories, or the files of submodules and worktrees) in the
 /// directories below `root`, breadth first, at most [`NESTED_GIT_DEPTH`] levels down and
@@ -403,10 +403,16 @@ pub(crate) fn plan(
             .filter_map(|(i, _)| ctx.workspace.backend().local_dir(i).map(PathBuf::from))
             .collect()
     };
-    let writable = dirs(true);
+    // In read_only, the kernel keeps the workspace read-only too: a command judged a read by
+    // what it reaches (opaque code confined to the workspace) cannot write it after all.
+    let read_only = ctx.policy.autonomy == Autonomy::ReadOnly;
+    let writable = if read_only { Vec::new() } else { dirs(true) };
     let mut sandbox = Sandbox::new(writable.clone(), analysis.network);
     sandbox.namespaces = config.namespaces;
     sandbox.readable = dirs(false);
+    if read_only {
+        sandbox.readable.extend(dirs(true));
+    }
     // A command that writes the repository asks in supervised mode; once approved (or allowed
     // by the user's rules) it may write `.git`, but not what runs programs. Full autonomy asks
     // nothing, so there `.git` stays read-only unless the user allowed git internals.

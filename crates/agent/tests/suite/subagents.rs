@@ -131,3 +131,46 @@ async fn spawn_reports_back_before_the_run_ends() {
     );
     assert!(!out.answer.is_empty());
 }
+
+/// Found by the adversary (issue 28): under a profile, an allow map saying `note = false` let
+/// the same tool through under its alias. Allow maps name tools canonically; twin: the other
+/// tools (and the alias of an allowed one) are offered.
+#[tokio::test]
+async fn allow_maps_hold_under_a_profiles_names() {
+    let model = Scripted::new(vec![vec![text("done")]]);
+    let (registry, _t) = tools();
+    let aliases = [
+        tool_core::Alias {
+            profile: "seed",
+            name: "jot",
+            target: "note",
+            renames: &[],
+        },
+        tool_core::Alias {
+            profile: "seed",
+            name: "look_up",
+            target: "memory_recall",
+            renames: &[],
+        },
+    ];
+    let registry = registry.with_profile("seed", &aliases).unwrap();
+    let (rt, _) = runtime(Arc::clone(&model), registry);
+    let rt = Arc::new(rt);
+    let mut agent = AgentSpec::default_agent();
+    agent.tools = ToolFilter(
+        [("*".to_string(), true), ("note".to_string(), false)]
+            .into_iter()
+            .collect(),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = context(dir.path(), Policy::supervised());
+    let mut messages = vec![Message::user("go")];
+    rt.run(&agent, &mut messages, &ctx, None).await.unwrap();
+    let names: Vec<String> = model.requests()[0]
+        .tools
+        .iter()
+        .map(|s| s.name.clone())
+        .collect();
+    assert!(!names.contains(&"jot".to_string()), "{names:?}");
+    assert!(names.contains(&"look_up".to_string()), "{names:?}");
+}

@@ -236,6 +236,12 @@ const TABLE: &[(&str, Outcome, Outcome)] = &[
     ("read n < list; echo $((n))", Ask, Ask),
     ("read n < list; echo $n", Allow, Allow),
     ("printf -v 'a[$(id)]' x", Deny, Deny),
+    // Found by the adversary: bash evaluates a quoted compound value or subscript again.
+    ("declare -a 'x=($(touch planted))'", Deny, Deny),
+    ("declare -a 'x=(a b c)'", Allow, Allow),
+    ("typeset 'a[$(id)]=1'", Deny, Deny),
+    ("typeset 'a[1]=1'", Allow, Allow),
+    ("export 'x=(`id`)'", Deny, Deny),
     ("[ -v 'a[$(id)]' ]", Deny, Deny),
     ("[ -v x ]", Allow, Allow),
     ("unset 'a[$(id)]'", Deny, Deny),

@@ -511,3 +511,42 @@ async fn hard_links_of_denied_programs_are_masked() {
         .unwrap();
     assert!(out.joined_text().contains('4'), "{}", out.joined_text());
 }
+
+/// Found by the adversary: in read_only, opaque code confined to the workspace was judged a
+/// read by what it reaches and then wrote the workspace. There the view mounts every root
+/// read-only, so whatever runs cannot write; twins: reads run, and a repository deeper than the
+/// old scan (six levels) planted in full mode is moved aside.
+#[tokio::test]
+async fn read_only_mounts_the_workspace_read_only_and_deep_repos_are_caught() {
+    if !super::kernel_has_user_namespaces() {
+        return;
+    }
+    let fx = Fixture::new();
+    std::fs::write(fx.path("notes.txt"), "NOTES").unwrap();
+    // `declare` with a command substitution in an array value runs it under bash; whatever
+    // the classifier makes of it, the kernel has the last word.
+    for write in [
+        "declare -a 'x=($(touch ro.txt))'; cat notes.txt",
+        "python3 -c \"open('ro.txt','w').write('x')\"",
+        "echo x > ro.txt",
+    ] {
+        let out = fx.sh(Policy::read_only(), write).await;
+        let text = match &out {
+            Ok(o) => o.joined_text(),
+            Err(e) => e.to_string(),
+        };
+        assert!(!fx.path("ro.txt").exists(), "{write}: {text}");
+    }
+    let out = fx.sh(Policy::read_only(), "cat notes.txt").await.unwrap();
+    assert!(out.joined_text().contains("NOTES"), "{}", out.joined_text());
+
+    let plant = "python3 -c \"import os; p='e1/e2/e3/e4/e5/e6/.git'; os.makedirs(p); open(p + '/config', 'w').write('[core]\\n\\tfsmonitor = evil\\n')\"";
+    let out = fx.sh(Policy::full(), plant).await.unwrap().joined_text();
+    assert!(out.contains("protected"), "{out}");
+    assert!(!fx.path("e1/e2/e3/e4/e5/e6/.git").exists(), "{out}");
+    // Twin: an ordinary deep directory stays.
+    fx.sh(Policy::full(), "mkdir -p d1/d2/d3/d4/d5/d6/src")
+        .await
+        .unwrap();
+    assert!(fx.path("d1/d2/d3/d4/d5/d6/src").is_dir());
+}

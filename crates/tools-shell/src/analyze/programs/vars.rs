@@ -435,6 +435,21 @@ impl Walker {
         let exported = (key == "export" && !flags.contains('n')) || flags.contains('x');
         for a in names {
             // `NAME`, `NAME=value`, `NAME[i]=value`, `NAME=(…)`; only the value may be computed.
+            // bash re-reads a literal argument of these builtins as an assignment: a compound
+            // value `(…)` and an array subscript `NAME[…]` are expanded again, so quoted
+            // `$( … )` or backticks there run (`declare -a 'x=($(cmd))'`).
+            if let Some(t) = a.literal() {
+                let (n, v) = t.split_once('=').unwrap_or((t, ""));
+                let expands = |s: &str| s.contains('$') || s.contains('`');
+                if (v.trim_start().starts_with('(') && expands(v))
+                    || (n.contains('[') && expands(n))
+                {
+                    return Err(Unknown(format!(
+                        "`{key} {}` has expansions inside quotes that bash evaluates again (a compound value or an array subscript); assign the value in a separate step",
+                        a.raw
+                    )));
+                }
+            }
             let (name, value) = match a.literal() {
                 Some(t) => match t.split_once('=') {
                     Some((n, v)) => (
