@@ -26,6 +26,8 @@ use tool_core::{Access, JobAction, JobRunner, Registry, RunReport, Stack, ToolCo
 pub struct ShellJobRunner {
     stack: Stack,
     config: Option<Arc<crate::config::Config>>,
+    /// The canonical names of the tools a prompt job's agent gets, worked out on first use.
+    prompt_tools: std::sync::OnceLock<Result<Vec<String>, String>>,
 }
 
 impl fmt::Debug for ShellJobRunner {
@@ -47,6 +49,7 @@ impl ShellJobRunner {
             // No approver: an `Ask` at run time is a refusal (see the type's documentation).
             stack: Stack::new(registry),
             config: None,
+            prompt_tools: std::sync::OnceLock::new(),
         })
     }
 
@@ -85,7 +88,7 @@ impl ShellJobRunner {
         let names: Vec<&str> = all
             .names()
             .into_iter()
-            .filter(|n| !n.starts_with("cron_") && *n != "schedule")
+            .filter(|n| !is_scheduling(all.canonical(n).unwrap_or(n)))
             .collect();
         let model = config
             .agent
@@ -115,31 +118,75 @@ impl ShellJobRunner {
     }
 }
 
+/// Whether `canonical` is one of the scheduling tools, which a prompt job's agent does not get
+/// (a job does not schedule more jobs).
+fn is_scheduling(canonical: &str) -> bool {
+    canonical.starts_with("cron_") || canonical == "schedule"
+}
+
+impl ShellJobRunner {
+    /// The canonical names of the tools a prompt job's agent gets.
+    fn prompt_tools(&self, config: &crate::config::Config) -> Result<&[String], ToolError> {
+        let names = self.prompt_tools.get_or_init(|| {
+            let all = crate::registry_with(config).map_err(|e| format!("{e:#}"))?;
+            let mut names: Vec<String> = all
+                .names()
+                .into_iter()
+                .map(|n| all.canonical(n).unwrap_or(n).to_owned())
+                .filter(|n| !is_scheduling(n))
+                .collect();
+            names.sort();
+            names.dedup();
+            Ok(names)
+        });
+        names.as_deref().map_err(|e| {
+            ToolError::Failed(format!(
+                "The prompt job's tools cannot be set up: {e}. Fix the configuration and try again."
+            ))
+        })
+    }
+}
+
 #[async_trait]
 impl JobRunner for ShellJobRunner {
     fn accesses(&self, ctx: &ToolContext, action: &JobAction) -> Result<Vec<Access>, ToolError> {
         match action {
-            JobAction::Command(command) => Ok(self
-                .stack
-                .registry()
-                .prepare("shell", json!({ "command": command }), ctx)
-                .map_err(|e| match e {
-                    ToolError::InvalidArgs { message, .. } => {
-                        ToolError::invalid("command", message)
-                    }
-                    other => other,
-                })?
-                .accesses),
-            JobAction::Prompt(_) => match self.agent_missing() {
-                // What the agent does is checked call by call at run time, with nobody to ask.
-                None => Ok(vec![Access::State {
-                    store: "agent".into(),
-                    write: true,
-                }]),
-                Some(why) => Err(ToolError::invalid(
+            // The command runs later as `shell`: `shell` rules judge it now, and only a caller
+            // that may call `shell` may schedule it.
+            JobAction::Command(command) => Ok(vec![Access::Deferred {
+                tool: "shell".into(),
+                accesses: self
+                    .stack
+                    .registry()
+                    .prepare("shell", json!({ "command": command }), ctx)
+                    .map_err(|e| match e {
+                        ToolError::InvalidArgs { message, .. } => {
+                            ToolError::invalid("command", message)
+                        }
+                        other => other,
+                    })?
+                    .accesses,
+            }]),
+            JobAction::Prompt(_) => match (self.agent_missing(), self.config.as_deref()) {
+                // What the agent does is checked call by call at run time, with nobody to ask;
+                // scheduling it needs every tool it will get (an agent kept from `shell` does
+                // not schedule a prompt that runs with `shell`).
+                (None, Some(config)) => {
+                    let mut accesses = vec![Access::State {
+                        store: "agent".into(),
+                        write: true,
+                    }];
+                    accesses.extend(self.prompt_tools(config)?.iter().map(|t| Access::Deferred {
+                        tool: t.clone(),
+                        accesses: Vec::new(),
+                    }));
+                    Ok(accesses)
+                }
+                (why, _) => Err(ToolError::invalid(
                     "prompt",
                     format!(
-                        "prompt jobs run the agent, which cannot start: {why}; configure [agent], or schedule a `command` instead"
+                        "prompt jobs run the agent, which cannot start: {}; configure [agent], or schedule a `command` instead",
+                        why.unwrap_or_else(|| "no agent is configured for scheduled jobs".into())
                     ),
                 )),
             },

@@ -109,6 +109,17 @@ pub enum Access {
         /// Whether anything is written.
         write: bool,
     },
+    /// Work the call hands to another tool to do later or elsewhere: a scheduled job's command
+    /// runs as `shell`. The policy judges `accesses` as a call of `tool` (so `shell` rules apply
+    /// to a job's command), and the stack refuses the call when `tool` is not one the caller
+    /// could call directly (an agent whose allow map leaves out `shell` cannot schedule a
+    /// command).
+    Deferred {
+        /// The canonical name of the tool that will do the work.
+        tool: String,
+        /// What that tool's call will touch.
+        accesses: Vec<Access>,
+    },
 }
 
 impl Access {
@@ -120,7 +131,24 @@ impl Access {
             Access::Network { host } => host.clone(),
             Access::Device { path, .. } => path.display().to_string(),
             Access::State { store, .. } => store.clone(),
+            Access::Deferred { tool, .. } => tool.clone(),
         }
+    }
+
+    /// The tools this access hands work to, nested ones included (`shell` for a job's
+    /// command), each once, in order.
+    pub fn deferred_tools(accesses: &[Access]) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        let mut stack: Vec<&Access> = accesses.iter().rev().collect();
+        while let Some(a) = stack.pop() {
+            if let Access::Deferred { tool, accesses } = a {
+                if !out.contains(&tool.as_str()) {
+                    out.push(tool);
+                }
+                stack.extend(accesses.iter().rev());
+            }
+        }
+        out
     }
 
     fn is_path(&self) -> bool {
@@ -154,6 +182,19 @@ impl fmt::Display for Access {
             Access::State { store, write } => {
                 write!(f, "{} {store}", if *write { "change" } else { "read" })
             }
+            Access::Deferred { tool, accesses } => {
+                write!(f, "later, as `{tool}`: ")?;
+                if accesses.is_empty() {
+                    f.write_str("anything it is allowed to do then")?;
+                }
+                for (i, a) in accesses.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str("; ")?;
+                    }
+                    write!(f, "{a}")?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -185,6 +226,14 @@ fn rule_line(tool: &str, access: &Access) -> String {
     }
     quoted.push('"');
     format!("{quoted} = \"allow\"")
+}
+
+/// The decisions so far of one [`Policy::decide`].
+struct Tally {
+    decision: Decision,
+    reasons: Vec<String>,
+    culprits: Vec<String>,
+    rules: Vec<String>,
 }
 
 /// A per-tool rule such as `shell(git status*)` or `file_write(src/**)`.
@@ -506,37 +555,54 @@ impl Policy {
     ///
     /// A call with no accesses is allowed (it touches nothing). The strictest decision wins.
     pub fn decide(&self, tool: &str, accesses: &[Access]) -> Verdict {
-        let mut decision = Decision::Allow;
-        let mut reasons: Vec<String> = Vec::new();
-        let mut culprits: Vec<String> = Vec::new();
-        let mut rules: Vec<String> = Vec::new();
-        for access in accesses {
-            let (d, why) = self.decide_one(tool, access);
-            if d > decision {
-                decision = d;
-                reasons.clear();
-                culprits.clear();
-                rules.clear();
-            }
-            if d == decision && d != Decision::Allow {
-                if !reasons.contains(&why) {
-                    reasons.push(why);
-                }
-                culprits.push(access.to_string());
-                let line = rule_line(tool, access);
-                if !rules.contains(&line) {
-                    rules.push(line);
-                }
-            }
-        }
-        if decision != Decision::Ask {
-            rules.clear();
+        let mut acc = Tally {
+            decision: Decision::Allow,
+            reasons: Vec::new(),
+            culprits: Vec::new(),
+            rules: Vec::new(),
+        };
+        self.tally(tool, accesses, "", &mut acc);
+        if acc.decision != Decision::Ask {
+            acc.rules.clear();
         }
         Verdict {
-            decision,
-            reason: reasons.join("; "),
-            accesses: culprits,
-            rules,
+            decision: acc.decision,
+            reason: acc.reasons.join("; "),
+            accesses: acc.culprits,
+            rules: acc.rules,
+        }
+    }
+
+    /// Adds the decisions on `accesses` of `tool` to `acc`; deferred work is judged as a call of
+    /// the tool that will do it, and named so (`later, as `shell`: run …`).
+    fn tally(&self, tool: &str, accesses: &[Access], prefix: &str, acc: &mut Tally) {
+        for access in accesses {
+            if let Access::Deferred {
+                tool: later,
+                accesses: inner,
+            } = access
+            {
+                let prefix = format!("{prefix}later, as `{later}`: ");
+                self.tally(later, inner, &prefix, acc);
+                continue;
+            }
+            let (d, why) = self.decide_one(tool, access);
+            if d > acc.decision {
+                acc.decision = d;
+                acc.reasons.clear();
+                acc.culprits.clear();
+                acc.rules.clear();
+            }
+            if d == acc.decision && d != Decision::Allow {
+                if !acc.reasons.contains(&why) {
+                    acc.reasons.push(why);
+                }
+                acc.culprits.push(format!("{prefix}{access}"));
+                let line = rule_line(tool, access);
+                if !acc.rules.contains(&line) {
+                    acc.rules.push(line);
+                }
+            }
         }
     }
 
@@ -661,6 +727,7 @@ impl Policy {
             // Reading a bus or a port can change the device too (it consumes bytes, clears flags).
             Access::Device { .. } => false,
             Access::Write(_) | Access::Delete { .. } => false,
+            Access::Deferred { accesses, .. } => accesses.iter().all(|a| self.is_read(a)),
         }
     }
 
@@ -734,6 +801,13 @@ impl Policy {
                 }
             }
             Access::State { .. } => allow,
+            // `decide` judges deferred work access by access under its own tool; this is the
+            // same answer for a caller holding the whole access.
+            Access::Deferred { accesses, .. } => accesses
+                .iter()
+                .map(|a| self.baseline(a))
+                .max_by_key(|(d, _)| *d)
+                .unwrap_or(allow),
         }
     }
 

@@ -213,6 +213,13 @@ impl Registry {
         self.entries.get(name).map(|e| e.tool.spec().name.as_str())
     }
 
+    /// Whether any entry is the tool `canonical` (under its own name or an alias).
+    pub fn offers(&self, canonical: &str) -> bool {
+        self.entries
+            .values()
+            .any(|e| e.tool.spec().name == canonical)
+    }
+
     /// Number of tools.
     pub fn len(&self) -> usize {
         self.entries.len()

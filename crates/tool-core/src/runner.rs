@@ -54,7 +54,9 @@ pub struct RunReport {
 #[async_trait]
 pub trait JobRunner: Send + Sync + fmt::Debug {
     /// What running `action` would touch, worked out without running anything, so that the
-    /// policy can judge a job when it is added. Fails when this runner cannot run such an action
+    /// policy can judge a job when it is added: [`Access::Deferred`] entries naming the tool
+    /// that will do the work (`shell` for a command), so that its rules apply and only a caller
+    /// who may call that tool can schedule it. Fails when this runner cannot run such an action
     /// at all (a prompt when no agent is configured), with a sentence saying what to do instead.
     fn accesses(&self, ctx: &ToolContext, action: &JobAction) -> Result<Vec<Access>, ToolError>;
 

@@ -22,7 +22,7 @@ use crate::approve::{Approval, Approver, NoApprover};
 use crate::context::ToolContext;
 use crate::error::{ApprovalRequest, ErrorKind, ToolError};
 use crate::output::{Content, ToolOutput};
-use crate::policy::Decision;
+use crate::policy::{Access, Decision};
 use crate::registry::Registry;
 
 /// One line of the audit log.
@@ -270,6 +270,18 @@ impl Stack {
         }))
         .map_err(|_| ToolError::internal(format!("the tool `{name}` panicked in prepare")))??;
         trace.accesses = prepared.accesses.iter().map(ToString::to_string).collect();
+
+        // Deferred work (a job's command, run later as `shell`) is only for callers who could
+        // call that tool directly: an agent without `shell` does not get it through a schedule.
+        if let Some(later) = Access::deferred_tools(&prepared.accesses)
+            .into_iter()
+            .find(|t| !self.registry.offers(t))
+        {
+            trace.decision = Some(Decision::Deny);
+            return Err(ToolError::Denied(format!(
+                "`{name}` would hand work to `{later}` to do later, and `{later}` is not a tool this caller may use. Do not retry it; do the work with the tools you have, or ask the user."
+            )));
+        }
 
         // Permission.
         // Rules name tools canonically (`file_write`), whatever a profile calls them

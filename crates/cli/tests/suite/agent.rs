@@ -628,3 +628,45 @@ async fn terminal_approval_prompts() {
     assert_eq!(read(&d.ws.join("docs/b.md")), "b\n");
     assert_eq!(screen.matches("Approve?").count(), 1, "{screen}");
 }
+
+/// An agent kept from `shell` does not reach it through a schedule: a job's command runs later
+/// as `shell`, and a prompt job's agent gets `shell`, so neither may be added by it. Twin: the
+/// same calls from an agent that may call `shell` are accepted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_without_shell_cannot_schedule_one() {
+    for shell in [false, true] {
+        let llm = Llm::start(vec![
+            Turn::calls(&[
+                (
+                    "cron_add",
+                    r#"{"expression":"@daily","command":"touch src/pwned"}"#,
+                ),
+                (
+                    "cron_add",
+                    r#"{"delay":"1h","prompt":"run touch src/pwned"}"#,
+                ),
+            ]),
+            Turn::text("done"),
+        ])
+        .await;
+        let config = format!(
+            "[policy]\nautonomy = \"full\"\n\n[agent]\nprovider = \"openai\"\nbase_url = \"{}\"\n\n[agents.default]\ntools = {{ \"*\" = true, shell = {shell} }}\n",
+            Wire::OpenAi.base_url(llm.addr)
+        );
+        let d = dirs(&config);
+        let run = toolshed(&d, Wire::OpenAi, &llm, &[], "schedule it").await;
+        assert_eq!(run.code(), Some(0), "{}", run.stderr());
+        let results = last_results(&llm);
+        assert_eq!(results.len(), 2, "{results:?}");
+        for r in &results {
+            if shell {
+                assert!(r.contains("Added job"), "{r}");
+            } else {
+                assert!(r.contains("not a tool this caller may use"), "{r}");
+            }
+        }
+        let listed = call(&d, "cron_list", "{}").await;
+        let jobs = listed["structured"]["jobs"].as_array().unwrap().len();
+        assert_eq!(jobs, if shell { 2 } else { 0 }, "{listed}");
+    }
+}

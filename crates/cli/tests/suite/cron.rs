@@ -229,3 +229,94 @@ fn stop(child: &mut std::process::Child) {
     let status = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
     assert!(status.success());
 }
+
+/// A job's command runs later as `shell`, so it is judged as a `shell` call when it is added:
+/// `shell` rules apply to it (under every tool that schedules, and under a profile's names), and
+/// what they ask about is asked about then. Each refusal beside a benign twin.
+#[test]
+fn shell_rules_judge_a_scheduled_command_as_the_shell_would() {
+    let d = dirs();
+    std::fs::create_dir_all(&d.data).unwrap();
+    let config = d.data.join("user.toml");
+    std::fs::write(
+        &config,
+        "[policy.rules]\n\"shell(tar*)\" = \"deny\"\n\"shell(make*)\" = \"ask\"\n",
+    )
+    .unwrap();
+    let c = config.display().to_string();
+    let with_rules = ["--config", c.as_str()];
+    let nullclaw = ["--config", c.as_str(), "--profile", "nullclaw"];
+    let add = |command: &str| json!({"expression": "@daily", "command": command});
+    let schedule =
+        |command: &str| json!({"action": "create", "expression": "@daily", "command": command});
+    // (caller's flags, tool, arguments, accepted, error kind)
+    let table: Vec<(&[&str], &str, serde_json::Value, bool, &str)> = vec![
+        (
+            &with_rules,
+            "cron_add",
+            add("tar czf /tmp/x.tgz ."),
+            false,
+            "denied",
+        ),
+        (&with_rules, "cron_add", add("ls"), true, ""),
+        (
+            &with_rules,
+            "schedule",
+            schedule("tar czf /tmp/x.tgz ."),
+            false,
+            "denied",
+        ),
+        (&with_rules, "schedule", schedule("echo tar"), true, ""),
+        (
+            &nullclaw,
+            "schedule",
+            schedule("tar czf /tmp/x.tgz ."),
+            false,
+            "denied",
+        ),
+        (&nullclaw, "schedule", schedule("pwd"), true, ""),
+        (
+            &with_rules,
+            "cron_add",
+            add("make all"),
+            false,
+            "needs_approval",
+        ),
+        (&with_rules, "cron_add", add("echo make"), true, ""),
+    ];
+    for (flags, tool, args, accepted, kind) in &table {
+        let v = call(&d, flags, tool, args.clone());
+        assert_eq!(v["ok"], *accepted, "{flags:?} {tool} {args}: {v}");
+        if !accepted {
+            assert_eq!(v["error"]["kind"], *kind, "{tool} {args}: {v}");
+            let message = v["error"]["message"].as_str().unwrap();
+            assert!(message.contains("later, as `shell`"), "{message}");
+        }
+    }
+    // A job updated to a refused command is refused the same way.
+    let v = call(&d, &with_rules, "cron_list", json!({}));
+    let id = v["structured"]["jobs"][0]["id"].as_i64().unwrap();
+    let v = call(
+        &d,
+        &with_rules,
+        "cron_update",
+        json!({"job_id": id, "command": "tar xf x.tgz"}),
+    );
+    assert_eq!(v["error"]["kind"], "denied", "{v}");
+    let v = call(
+        &d,
+        &with_rules,
+        "cron_update",
+        json!({"job_id": id, "command": "date"}),
+    );
+    assert_eq!(v["ok"], true, "{v}");
+    // What was stored is exactly the accepted rows.
+    let v = call(&d, &with_rules, "cron_list", json!({}));
+    let stored: Vec<&str> = v["structured"]["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["command"].as_str().unwrap())
+        .collect();
+    assert_eq!(stored, ["date", "echo tar", "pwd", "echo make"]);
+}

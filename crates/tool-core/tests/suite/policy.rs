@@ -1192,3 +1192,60 @@ fn path_rules_cover_the_whole_tree_a_call_touches() {
         assert_eq!(v.decision, expected, "{label}: {access} ({})", v.reason);
     }
 }
+
+/// Deferred work is judged as the call that will do it: a scheduled command meets `shell`
+/// rules (and the kind rules) as `shell`, the rule line offered for an `Ask` names `shell`, and
+/// the scheduling tool's own rules still apply to its own accesses. Twins beside each.
+#[test]
+fn deferred_work_is_judged_under_the_tool_that_will_do_it() {
+    let fx = Fixture::new();
+    let ws = &fx.ws;
+    let later = |inner: Vec<Access>| Access::Deferred {
+        tool: "shell".into(),
+        accesses: inner,
+    };
+    let cron = Access::State {
+        store: "cron".into(),
+        write: true,
+    };
+    let deny_shell = Policy::full().rule("shell", Deny).unwrap();
+    let ask_make = Policy::full().rule("shell(make*)", Ask).unwrap();
+    let kinds = Policy::full().rule("write(secrets/**)", Deny).unwrap();
+    let no_cron = Policy::full().rule("cron_add", Deny).unwrap();
+    let supervised = Policy::supervised();
+    #[rustfmt::skip]
+    let rows: Vec<(&str, &Policy, Vec<Access>, Decision)> = vec![
+        ("a shell deny", &deny_shell, vec![cron.clone(), later(vec![exec("ls", &["ls"], Risk::Low)])], Deny),
+        ("twin: nothing deferred", &deny_shell, vec![cron.clone()], Allow),
+        ("a shell ask by pattern", &ask_make, vec![later(vec![exec("make all", &["make"], Risk::Medium)])], Ask),
+        ("twin: another command", &ask_make, vec![later(vec![exec("ls", &["ls"], Risk::Low)])], Allow),
+        ("a kind rule on a redirect", &kinds, vec![later(vec![write(ws, "secrets/k")])], Deny),
+        ("twin: a redirect elsewhere", &kinds, vec![later(vec![write(ws, "notes/k")])], Allow),
+        ("the scheduler's own rule", &no_cron, vec![cron.clone(), later(vec![exec("ls", &["ls"], Risk::Low)])], Deny),
+        ("twin: a shell call", &no_cron, vec![exec("ls", &["ls"], Risk::Low)], Allow),
+        ("the baseline as shell", &supervised, vec![later(vec![exec("rm -rf x", &["rm"], Risk::High)])], Deny),
+        ("twin: a low-risk job", &supervised, vec![later(vec![exec("ls", &["ls"], Risk::Low)])], Allow),
+    ];
+    for (label, policy, accesses, expected) in rows {
+        let tool = if label == "twin: a shell call" {
+            "shell"
+        } else {
+            "cron_add"
+        };
+        let v = policy.decide(tool, &accesses);
+        assert_eq!(v.decision, expected, "{label}: {}", v.reason);
+        if expected != Allow {
+            assert!(
+                v.accesses
+                    .iter()
+                    .any(|a| a.starts_with("later, as `shell`"))
+                    || label.starts_with("the scheduler"),
+                "{label}: {:?}",
+                v.accesses
+            );
+        }
+        if expected == Ask {
+            assert_eq!(v.rules, [r#""shell(make all)" = "allow""#], "{label}");
+        }
+    }
+}
