@@ -71,6 +71,7 @@ mod browser;
 mod browser_open;
 mod composio;
 mod config;
+mod dom;
 mod http_request;
 pub mod net;
 mod page;

@@ -130,7 +130,13 @@ async fn fetch(shared: &Shared, ctx: &ToolContext, url: Url, raw: bool) -> Resul
     }
     let (title, text) = if is_html && !raw {
         let title = title_of(&decoded);
-        let markdown = tool_core::blocking(ctx, move || Ok(to_markdown(&decoded))).await?;
+        let (markdown, cut) = tool_core::blocking(ctx, move || Ok(to_markdown(&decoded))).await?;
+        if cut {
+            notes.push(format!(
+                "Note: the page nests elements deeper than {} levels; below that depth its text is shown without its structure.",
+                crate::dom::MAX_DEPTH
+            ));
+        }
         (title, markdown)
     } else {
         (None, decoded)
@@ -260,15 +266,18 @@ fn unescape(s: &str) -> String {
 }
 
 /// HTML to Markdown with htmd, without scripts, styles, navigation, side bars and other parts a
-/// reader never reads.
-pub(crate) fn to_markdown(html: &str) -> String {
+/// reader never reads; and whether the tree was cut at [`crate::dom::MAX_DEPTH`].
+pub(crate) fn to_markdown(html: &str) -> (String, bool) {
     let converter = htmd::HtmlToMarkdown::builder()
         .skip_tags(vec![
             "head", "nav", "aside", "script", "style", "noscript", "template", "svg", "canvas",
             "iframe", "object", "embed", "form", "button", "input", "select", "textarea",
         ])
         .build();
-    let markdown = converter.convert(html).unwrap_or_default();
+    let (markdown, cut) = match crate::dom::parse(&converter, html) {
+        Ok((tree, cut)) => (converter.tree_to_markdown(&tree), cut),
+        Err(_) => (String::new(), false),
+    };
     // Collapse runs of blank lines and trailing spaces that layouts leave behind.
     let mut out = String::with_capacity(markdown.len());
     let mut blank = 0;
@@ -285,7 +294,7 @@ pub(crate) fn to_markdown(html: &str) -> String {
         out.push_str(line);
         out.push('\n');
     }
-    out.trim().to_owned()
+    (out.trim().to_owned(), cut)
 }
 
 /// Characters `start..start + max` of `text` (by `char`), and whether more follow.
@@ -336,7 +345,8 @@ mod tests {
         let md = to_markdown(
             "<html><head><title>T</title><style>p{}</style></head><body><h1>Hello</h1>\
              <script>alert(1)</script><p>A <a href=\"https://x.example/\">link</a>.</p></body></html>",
-        );
+        )
+        .0;
         assert!(md.contains("# Hello"), "{md}");
         assert!(md.contains("[link](https://x.example/)"), "{md}");
         assert!(!md.contains("alert") && !md.contains("p{}"), "{md}");

@@ -21,6 +21,7 @@
 
 mod arith;
 mod bash;
+mod nesting;
 mod programs;
 mod scripts;
 mod walk;

@@ -12,9 +12,37 @@ const MAX_DEPTH: usize = 16;
 
 /// Analyses a command line as `bash -c` will run it.
 pub fn analyze(command: &str) -> Result<Analysis, Unknown> {
-    let mut w = Walker::new();
-    w.script(command)?;
-    w.finish()
+    super::nesting::check(command)?;
+    deep_stack(|| {
+        let mut w = Walker::new();
+        w.script(command)?;
+        w.finish()
+    })
+}
+
+/// The stack the parse and the walk run on: they recurse once per level of nesting, and
+/// [`super::nesting`]'s bound is a count that a here-document can fool, so the stack is large
+/// enough for the deepest command the size limit lets through (16 KiB of `{ `, in a debug
+/// build). It is reserved, not used: pages are only touched as deep as the command goes.
+const ANALYSIS_STACK: usize = 512 << 20;
+
+/// Runs `f` on a thread with [`ANALYSIS_STACK`] of stack.
+pub(crate) fn deep_stack<T: Send>(
+    f: impl FnOnce() -> Result<T, Unknown> + Send,
+) -> Result<T, Unknown> {
+    std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .name("shell-analysis".into())
+            .stack_size(ANALYSIS_STACK)
+            .spawn_scoped(s, f)
+            .map_err(|e| {
+                Unknown(format!(
+                    "its analysis could not start ({e}); try again in a moment"
+                ))
+            })?
+            .join()
+            .map_err(|_| Unknown("its analysis failed; split it into simpler commands".into()))?
+    })
 }
 
 /// A command that runs code from its input or its arguments, so that code fetched from the
@@ -75,7 +103,7 @@ impl Walker {
             .unwrap_or(Value::Plain)
     }
 
-    fn finish(mut self) -> Result<Analysis, Unknown> {
+    pub(crate) fn finish(mut self) -> Result<Analysis, Unknown> {
         // Values bash evaluates as arithmetic: integer variables and variables read by
         // arithmetic. Checked once the whole script is known, since loops run their bodies again
         // after later assignments.

@@ -32,8 +32,7 @@ pub(super) fn request(base: &str, query: &Query<'_>) -> Result<Request, String> 
 
 pub(super) fn parse(body: &[u8]) -> Result<Answer, String> {
     let html = String::from_utf8_lossy(body);
-    let tree = htmd::HtmlToMarkdown::new()
-        .html_to_tree(&html)
+    let (tree, _) = crate::dom::parse(&htmd::HtmlToMarkdown::new(), &html)
         .map_err(|e| format!("the page could not be parsed ({e})"))?;
     let mut hits = Vec::new();
     walk(&tree, false, &mut hits);

@@ -443,3 +443,62 @@ async fn browser_reads_pages() {
         e => panic!("{e:?}"),
     }
 }
+
+/// A hostile page cannot crash the process by nesting: 5,000 nested elements (closed, unclosed,
+/// misnested) come back as text with a note instead of overflowing the stack, beside a twin
+/// of the same words nested twenty deep that converts with its structure and no note.
+#[tokio::test]
+async fn nesting_bombs_are_read_not_crashed_on() {
+    let bombs: Vec<(&str, String, bool)> = vec![
+        (
+            "/closed",
+            format!(
+                "{}<h2>deep words</h2>{}",
+                "<div>".repeat(5000),
+                "</div>".repeat(5000)
+            ),
+            true,
+        ),
+        (
+            "/unclosed",
+            format!("{}deep words", "<span>".repeat(5000)),
+            true,
+        ),
+        (
+            "/misnested",
+            format!("{}deep words", "<i><div></i>".repeat(3000)),
+            true,
+        ),
+        (
+            "/twin",
+            format!(
+                "{}<h2>deep words</h2>{}",
+                "<div>".repeat(20),
+                "</div>".repeat(20)
+            ),
+            false,
+        ),
+    ];
+    let mut app = Router::new();
+    for (path, body, _) in &bombs {
+        let body: &'static str = Box::leak(body.clone().into_boxed_str());
+        app = app.route(path, get(move || async move { html(body) }));
+    }
+    let addr = serve(app).await;
+    let fx = Fixture::new();
+    for (path, _, cut) in &bombs {
+        let text = fx
+            .ok("web_fetch", &json!({"url": url(addr, path)}).to_string())
+            .await
+            .joined_text();
+        assert!(text.contains("deep words"), "{path}: {text}");
+        assert_eq!(
+            text.contains("nests elements deeper"),
+            *cut,
+            "{path}: {text}"
+        );
+        if !cut {
+            assert!(text.contains("## deep words"), "{path}: {text}");
+        }
+    }
+}

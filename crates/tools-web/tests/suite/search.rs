@@ -1474,3 +1474,40 @@ async fn a_broken_base_url_is_skipped_in_the_chain_and_refused_by_name() {
     );
     assert_eq!(ddg.seen().len(), 1);
 }
+
+/// A results page that nests 5,000 elements deep is read, not crashed on: the results above the
+/// cut are found; twin: the same page without the bomb gives the same results.
+#[tokio::test]
+async fn a_nesting_bomb_in_a_results_page_is_survived() {
+    let bomb = format!("{}bottom{}", "<div>".repeat(5000), "</div>".repeat(5000));
+    for (label, page) in [
+        (
+            "bomb",
+            DDG_PAGE.replace("</body>", &format!("{bomb}</body>")),
+        ),
+        ("twin", DDG_PAGE.to_owned()),
+    ] {
+        let api = Api::start(vec![(
+            "GET",
+            "/html/",
+            raw_reply(200, "text/html; charset=utf-8", &page),
+        )])
+        .await;
+        let fx = fixture(
+            SearchConfig::new().with_base_url(Provider::Duckduckgo, api.url()),
+            StaticSecrets::new(),
+        );
+        let out = fx
+            .ok(
+                "web_search",
+                r#"{"query": "rust", "provider": "duckduckgo"}"#,
+            )
+            .await;
+        let found = results(&out);
+        assert!(!found.is_empty(), "{label}");
+        assert_eq!(
+            found[0].1, "https://www.rust-lang.org/learn?a=1&b=%C3%A9",
+            "{label}"
+        );
+    }
+}
