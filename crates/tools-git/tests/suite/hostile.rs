@@ -649,3 +649,55 @@ async fn show_and_diff_withhold_files_the_rules_keep_from_reading() {
         }
     }
 }
+
+/// blame prints a file's lines, so it names the file it reads and meets its read rules, at any
+/// revision; log prints no file's content, and naming a read-denied tree in its paths meets
+/// the rule too. Each refusal beside a twin on a readable file.
+#[tokio::test]
+async fn blame_and_log_meet_the_read_rules_of_the_files_they_name() {
+    use tool_core::{Limits, Policy, ToolContext, Workspace};
+    let f = Fixture::repo();
+    f.write("secrets/key.txt", "SECRET-LINE\n");
+    f.write("src/a.txt", "open line\n");
+    f.git(&["add", "."]);
+    f.git(&["commit", "-q", "-m", "both"]);
+    let policy = Policy::supervised()
+        .rule("read(secrets/**)", tool_core::Decision::Deny)
+        .unwrap();
+    let ctx = ToolContext::new(
+        Workspace::local(f.root()).unwrap(),
+        std::sync::Arc::new(policy),
+        std::sync::Arc::new(Limits::default()),
+    );
+    // (arguments, refused)
+    let rows = [
+        (r#"{"operation":"blame","paths":["secrets/key.txt"]}"#, true),
+        (
+            r#"{"operation":"blame","paths":["secrets/key.txt"],"rev":"HEAD"}"#,
+            true,
+        ),
+        (
+            r#"{"operation":"blame","paths":["./secrets/../secrets/key.txt"]}"#,
+            true,
+        ),
+        (r#"{"operation":"blame","paths":["src/a.txt"]}"#, false),
+        (r#"{"operation":"log","paths":["secrets"]}"#, true),
+        (r#"{"operation":"log","paths":["src"]}"#, false),
+        (r#"{"operation":"log"}"#, false),
+    ];
+    for (args, refused) in rows {
+        let result = super::stack()
+            .call_json("git_operations", args, ctx.for_call())
+            .await;
+        match result {
+            Ok(out) => {
+                assert!(!refused, "{args}: {}", out.joined_text());
+                assert!(!out.joined_text().contains("SECRET-LINE"), "{args}");
+            }
+            Err(e) => {
+                assert!(refused, "{args}: {e}");
+                assert_eq!(e.kind(), tool_core::ErrorKind::Denied, "{args}: {e}");
+            }
+        }
+    }
+}
