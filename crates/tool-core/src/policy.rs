@@ -503,40 +503,76 @@ impl Policy {
     /// sandbox that cannot ask: with `write`, those a `write`/`delete`/`*` rule asks about or
     /// refuses (the shell sees them read-only); without, those a `read`/`*` rule refuses (the
     /// shell does not see them at all). Only rules whose pattern is a literal path or `X/**` count:
-    /// a narrower glob cannot be mounted.
+    /// a narrower glob cannot be mounted (see [`Policy::kind_rule_globs`]).
     pub fn kind_rule_paths(&self, write: bool) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
-        for rule in self.rules.iter().chain(&self.narrowing_rules) {
-            let kinds: &[&str] = if write {
-                &["write", "delete", "*"]
-            } else {
-                &["read", "*"]
-            };
-            let wanted = if write {
-                rule.decision != Decision::Allow
-            } else {
-                rule.decision == Decision::Deny
-            };
-            if !wanted || !kinds.contains(&rule.tool.as_str()) {
-                continue;
-            }
-            let Some((pattern, _, _)) = &rule.pattern else {
-                continue;
-            };
-            let base = pattern.strip_suffix("/**").unwrap_or(pattern);
-            let base = base.trim_start_matches("./").trim_end_matches('/');
-            if base.is_empty()
-                || base.contains(GLOB_CHARS)
-                || base.starts_with('/')
-                || base.split('/').any(|c| c == ".." || c == ".")
+        for (_, base) in self.kind_rules(write) {
+            if let Some(base) = base
+                && !out.iter().any(|o| o == base)
             {
-                continue;
-            }
-            if !out.iter().any(|o| o == base) {
                 out.push(base.to_string());
             }
         }
         out
+    }
+
+    /// The kind rules of [`Policy::kind_rule_paths`] that name no single directory tree
+    /// (`read(**/*.pem)`, `write(config/*.yaml)`): a sandbox that cannot match patterns has to
+    /// find the existing paths they cover ([`Policy::kind_rule_covers`]).
+    pub fn kind_rule_globs(&self, write: bool) -> Vec<String> {
+        self.kind_rules(write)
+            .filter(|(_, base)| base.is_none())
+            .map(|(rule, _)| rule.to_string())
+            .collect()
+    }
+
+    /// Whether a globbed kind rule of [`Policy::kind_rule_globs`] covers `rel`, a path relative
+    /// to a workspace root.
+    pub fn kind_rule_covers(&self, write: bool, rel: &str) -> bool {
+        self.kind_rules(write)
+            .filter(|(_, base)| base.is_none())
+            .any(|(rule, _)| {
+                rule.pattern
+                    .as_ref()
+                    .is_some_and(|(_, path_glob, _)| path_glob.is_match(rel))
+            })
+    }
+
+    /// The kind rules that keep paths from every tool (`read` rules that refuse; `write` and
+    /// `delete` rules that ask or refuse), each with the directory tree it names when it names
+    /// one (`secrets/**` → `secrets`).
+    fn kind_rules(&self, write: bool) -> impl Iterator<Item = (&Rule, Option<&str>)> {
+        let kinds: &[&str] = if write {
+            &["write", "delete", "*"]
+        } else {
+            &["read", "*"]
+        };
+        self.rules
+            .iter()
+            .chain(&self.narrowing_rules)
+            .filter(move |rule| {
+                let wanted = if write {
+                    rule.decision != Decision::Allow
+                } else {
+                    rule.decision == Decision::Deny
+                };
+                wanted && kinds.contains(&rule.tool.as_str()) && rule.pattern.is_some()
+            })
+            .filter_map(|rule| {
+                let pattern = rule
+                    .pattern
+                    .as_ref()
+                    .map(|(p, _, _)| p.as_str())
+                    .unwrap_or("");
+                let base = pattern.strip_suffix("/**").unwrap_or(pattern);
+                let base = base.trim_start_matches("./").trim_end_matches('/');
+                // Paths outside every root are no sandbox's business here.
+                if base.starts_with('/') || base.split('/').any(|c| c == ".." || c == ".") {
+                    return None;
+                }
+                let literal = !(base.is_empty() || base.contains(GLOB_CHARS));
+                Some((rule, literal.then_some(base)))
+            })
     }
 
     /// Adds a rule that can only make decisions stricter (see [`Policy::narrowing_rules`]); an

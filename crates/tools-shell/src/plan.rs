@@ -201,6 +201,78 @@ fn nested_git(root: &std::path::Path) -> Vec<PathBuf> {
     found
 }
 
+/// How many directories, and how many covered paths, [`glob_covered`] deals with before it
+/// gives up.
+const GLOB_WALK_DIRS: usize = 20_000;
+const GLOB_COVERED_MAX: usize = 512;
+
+/// The existing paths below `root` that globbed kind rules cover.
+#[derive(Debug, Default)]
+struct Covered {
+    hidden: Vec<PathBuf>,
+    read_only: Vec<PathBuf>,
+}
+
+/// Walks every directory below `root` (links not followed, `.git` skipped) and sorts the paths
+/// `covers(rel)` answers `(hide, read-only)` for; an error sentence when the tree or the
+/// matches are too many to walk or mount, so that a rule is never silently dropped. A covered
+/// directory is taken whole.
+fn glob_covered(
+    root: &std::path::Path,
+    covers: impl Fn(&str) -> (bool, bool),
+) -> Result<Covered, String> {
+    let mut found = Covered::default();
+    let mut queue = std::collections::VecDeque::from([(root.to_path_buf(), String::new())]);
+    let mut visited = 0;
+    while let Some((dir, rel_dir)) = queue.pop_front() {
+        visited += 1;
+        if visited > GLOB_WALK_DIRS {
+            return Err(format!(
+                "the workspace has more than {GLOB_WALK_DIRS} directories, too many to find every file the rule covers before each command"
+            ));
+        }
+        let entries = std::fs::read_dir(&dir).map_err(|e| {
+            format!(
+                "{} cannot be listed ({e}), so what the rule covers there is unknown",
+                dir.display()
+            )
+        })?;
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else {
+                return Err(format!(
+                    "{} has a name that is not UTF-8, which the rule's pattern cannot be matched against",
+                    entry.path().display()
+                ));
+            };
+            if rel_dir.is_empty() && name == ".git" {
+                continue;
+            }
+            let rel = if rel_dir.is_empty() {
+                name.to_owned()
+            } else {
+                format!("{rel_dir}/{name}")
+            };
+            let (hide, read_only) = covers(&rel);
+            if hide {
+                found.hidden.push(entry.path());
+            } else if read_only {
+                found.read_only.push(entry.path());
+            }
+            if found.hidden.len() + found.read_only.len() > GLOB_COVERED_MAX {
+                return Err(format!(
+                    "it covers more than {GLOB_COVERED_MAX} existing paths, too many to hide one by one"
+                ));
+            }
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            if is_dir && !hide {
+                queue.push_back((entry.path(), rel));
+            }
+        }
+    }
+    Ok(found)
+}
+
 /// Where programs are looked for, besides the child's own `PATH`, when masking denied ones.
 const PROGRAM_DIRS: &[&str] = &[
     "/usr/local/sbin",
@@ -440,6 +512,37 @@ pub(crate) fn plan(
     for root in dirs(true).iter().chain(&dirs(false)) {
         for rel in ctx.policy.kind_rule_paths(false) {
             sandbox.masked.push(root.join(rel));
+        }
+    }
+    // Globbed kind rules (`read(**/*.pem)`) cannot be mounted as one tree: every existing path
+    // they cover is hidden or made read-only instead.
+    let (hide, keep) = (
+        ctx.policy.kind_rule_globs(false),
+        ctx.policy.kind_rule_globs(true),
+    );
+    if !hide.is_empty() || !keep.is_empty() {
+        let roots: Vec<(PathBuf, bool)> = writable
+            .iter()
+            .map(|r| (r.clone(), true))
+            .chain(dirs(false).into_iter().map(|r| (r, false)))
+            .collect();
+        for (root, is_writable) in roots {
+            let found = glob_covered(&root, |rel| {
+                (
+                    !hide.is_empty() && ctx.policy.kind_rule_covers(false, rel),
+                    is_writable && !keep.is_empty() && ctx.policy.kind_rule_covers(true, rel),
+                )
+            })
+            .map_err(|too_many| {
+                let rules: Vec<&str> = hide.iter().chain(&keep).map(String::as_str).collect();
+                ToolError::Denied(format!(
+                    "The shell cannot hold to the rule{} `{}` here: {too_many}. Write the rule on a directory instead (`read(keys/**)`), or use the file tools, which match patterns themselves.",
+                    if rules.len() == 1 { "" } else { "s" },
+                    rules.join("`, `")
+                ))
+            })?;
+            sandbox.masked.extend(found.hidden);
+            sandbox.protected.extend(found.read_only);
         }
     }
     let guard = Guard::new(&sandbox.protected, &writable, git_allowed);

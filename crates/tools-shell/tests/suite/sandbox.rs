@@ -450,6 +450,64 @@ for p in ['locked/x', 'open/x']:
     );
 }
 
+/// Globbed kind rules hold in the view too: every existing file a `read(**/*.pem)` refusal
+/// covers is hidden, and every one a `write(config/*.yaml)` refusal covers is read-only, at
+/// any depth and whatever program tries. Twins: the files beside them. A rule that covers more
+/// than the view can hide one by one refuses the command instead of being dropped.
+#[tokio::test]
+async fn globbed_kind_rules_hold_in_the_view() {
+    if !super::kernel_has_user_namespaces() {
+        return;
+    }
+    let fx = Fixture::new();
+    for (rel, text) in [
+        ("top.pem", "SECRET-TOP"),
+        ("keys/deep/a.pem", "SECRET-DEEP"),
+        ("keys/deep/a.txt", "PUBLIC"),
+        ("config/app.yaml", "LOCKED"),
+        ("config/app.txt", "OPEN"),
+        ("config/sub/app.yaml", "NESTED"),
+    ] {
+        std::fs::create_dir_all(fx.path(rel).parent().unwrap()).unwrap();
+        std::fs::write(fx.path(rel), text).unwrap();
+    }
+    let policy = || {
+        Policy::full()
+            .rule("read(**/*.pem)", tool_core::Decision::Deny)
+            .unwrap()
+            .rule("write(config/*.yaml)", tool_core::Decision::Deny)
+            .unwrap()
+    };
+    let script = "python3 -c \"
+import pathlib
+for p in ['top.pem', 'keys/deep/a.pem', 'keys/deep/a.txt']:
+    try: print(p, pathlib.Path(p).read_text())
+    except Exception as e: print(p, 'unreadable', type(e).__name__)
+for p in ['config/app.yaml', 'config/app.txt', 'config/sub/app.yaml']:
+    try: pathlib.Path(p).write_text('CHANGED'); print(p, 'written')
+    except Exception as e: print(p, 'unwritable', type(e).__name__)
+\"";
+    let out = fx.sh(policy(), script).await.unwrap().joined_text();
+    assert!(!out.contains("SECRET-"), "{out}");
+    assert!(out.contains("keys/deep/a.txt PUBLIC"), "{out}");
+    assert!(out.contains("config/app.yaml unwritable"), "{out}");
+    assert!(out.contains("config/app.txt written"), "{out}");
+    // `*` stays within one directory: config/sub/app.yaml is not covered.
+    assert!(out.contains("config/sub/app.yaml written"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(fx.path("config/app.yaml")).unwrap(),
+        "LOCKED"
+    );
+    // Too many covered files to hide: refused, not dropped.
+    std::fs::create_dir_all(fx.path("many")).unwrap();
+    for i in 0..600 {
+        std::fs::write(fx.path(&format!("many/{i}.pem")), "x").unwrap();
+    }
+    let refused = fx.sh(policy(), "cat keys/deep/a.txt").await.unwrap_err();
+    assert_eq!(refused.kind(), tool_core::ErrorKind::Denied, "{refused}");
+    assert!(refused.to_string().contains("read(**/*.pem)"), "{refused}");
+}
+
 /// A denied program's other names (hard links such as Debian's `perl5.36.0` beside `perl`) are
 /// masked too, so the deny list cannot be stepped around by calling the same file by another
 /// name. The pair is found on this machine; twin: an unrelated program still runs.
