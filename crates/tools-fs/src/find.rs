@@ -66,7 +66,12 @@ impl Tool for FindFiles {
                     "{base} is not a directory; find_files searches a directory, so give its parent (or `.`) as `path`."
                 )));
             }
-            let mut found = walk::files_under(&ws, &base, &|rel| glob.matches(rel), &cancel)?;
+            let gate = walk::ReadGate {
+                policy: &policy,
+                tool: Self::NAME,
+            };
+            let mut found =
+                walk::files_under(&ws, gate, &base, &|rel| glob.matches(rel), &cancel)?;
             walk::drop_unreadable(&mut found, &policy, "find_files");
             let total = found.files.len();
             let shown: Vec<String> = found

@@ -146,7 +146,11 @@ impl Tool for Grep {
                 }
                 FileKind::Dir => {
                     let keep = |rel: &str| include.as_ref().is_none_or(|g| g.matches(rel));
-                    let mut walk = walk::files_under(&ws, &base, &keep, &cancel)?;
+                    let gate = walk::ReadGate {
+                        policy: &policy,
+                        tool: "grep",
+                    };
+                    let mut walk = walk::files_under(&ws, gate, &base, &keep, &cancel)?;
                     walk::drop_unreadable(&mut walk, &policy, "grep");
                     (walk.files, walk.problems)
                 }

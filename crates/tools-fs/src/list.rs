@@ -60,11 +60,13 @@ impl Tool for ListDir {
         let path = ctx.workspace.resolve(args.path.as_deref().unwrap_or("."))?;
         let ws = ctx.workspace.clone();
         let cancel = ctx.cancel.clone();
+        let policy = ctx.policy.clone();
         blocking(ctx, move || {
             let max_entries = args.max_entries.unwrap_or(1000) as usize;
             let depth = if args.recursive { args.max_depth.unwrap_or(10) as usize } else { 1 };
             let mut lister = Lister {
                 ws: &ws,
+                policy: &policy,
                 base: &path,
                 include_hidden: args.include_hidden,
                 max_entries,
@@ -96,6 +98,8 @@ impl Tool for ListDir {
 
 struct Lister<'a> {
     ws: &'a Workspace,
+    /// Judges the `.gitignore` files read on the way (one the tool may not read is not applied).
+    policy: &'a tool_core::Policy,
     base: &'a WsPath,
     include_hidden: bool,
     max_entries: usize,
@@ -113,13 +117,17 @@ impl Lister<'_> {
         }
         let entries = self.ws.read_dir(dir)?;
         // The same loader as grep and find_files: read through the workspace, rooted at the
-        // directory's workspace-relative path; an unreadable file is skipped, not fatal.
+        // directory's workspace-relative path; one that is a link, unreadable or refused by the
+        // rules is skipped, not fatal.
         let loaded = if self.recursive && entries.iter().any(|e| e.name == ".gitignore") {
             let mut problems = crate::walk::Problems::default();
-            crate::walk::load_ignore(
+            crate::ignore_rules::load_gitignore(
                 self.ws,
+                crate::walk::ReadGate {
+                    policy: self.policy,
+                    tool: ListDir::NAME,
+                },
                 dir,
-                ".gitignore",
                 std::path::Path::new(dir.rel()),
                 &mut problems,
             )

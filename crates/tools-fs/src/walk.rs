@@ -1,34 +1,35 @@
 //! The tree walk `grep` and `find_files` share, and the glob filter both accept.
 //!
 //! Both walkers skip what ripgrep skips by default: hidden names, `.git`, paths matched by
-//! `.gitignore` and `.ignore` files (with or without a git repository), symbolic links (never
-//! followed) and anything that is not a regular file. Neither reads `.gitignore` files above the
-//! workspace root or the user's global git configuration, so results do not depend on the machine.
+//! `.gitignore`, `.ignore` and `.git/info/exclude` files (with or without a git repository),
+//! symbolic links (never followed) and anything that is not a regular file. Neither reads ignore
+//! files above the workspace root or the user's global git configuration, so results do not
+//! depend on the machine.
+//!
+//! Ignore files are read by [`crate::ignore_rules`], through the workspace and only where the
+//! calling tool may read, never by the `ignore` crate: which files a walk lists would otherwise
+//! tell the lines of a file the walk was not allowed to open.
 //!
 //! - On the local backend the walk is ripgrep's own parallel walker ([`ignore::WalkBuilder`]),
-//!   rooted at the real directory. Every path it yields is mapped back to a [`WsPath`], so file
-//!   *contents* are still opened through the workspace (`openat2(RESOLVE_BENEATH)`).
+//!   rooted at the real directory, with all of its own ignore-file reading turned off: it only
+//!   lists directories. Every path it yields is mapped back to a [`WsPath`], so file *contents*
+//!   are still opened through the workspace (`openat2(RESOLVE_BENEATH)`).
 //! - On any other backend (a virtual filesystem) the walk is a recursive
-//!   [`Workspace::read_dir`], with ignore files read through the workspace.
+//!   [`Workspace::read_dir`].
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 
 use globset::{GlobBuilder, GlobMatcher};
-use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
 use tool_core::workspace::FileKind;
 use tool_core::{CancellationToken, ToolError, Workspace, WsPath};
 
-/// The ignore files honoured in every directory, in increasing precedence.
-const IGNORE_FILES: [&str; 2] = [".gitignore", ".ignore"];
-
-/// The largest ignore file read; a bigger one is skipped (as if absent) and reported.
-const MAX_IGNORE_FILE_BYTES: u64 = 1024 * 1024;
-
-/// How many problems are kept as examples for the model.
-const PROBLEM_EXAMPLES: usize = 3;
+pub(crate) use crate::ignore_rules::ReadGate;
+use crate::ignore_rules::{Chain, DirRules, chain_to};
+pub(crate) use crate::problems::Problems;
 
 /// One regular file found by a walk.
 #[derive(Debug, Clone)]
@@ -39,45 +40,6 @@ pub(crate) struct WalkedFile {
     pub(crate) rel: String,
 }
 
-/// Things that went wrong on the way, counted, with a few examples.
-#[derive(Debug, Default, Clone)]
-pub(crate) struct Problems {
-    /// How many.
-    pub(crate) count: usize,
-    /// The first few, as `path: reason`.
-    pub(crate) examples: Vec<String>,
-}
-
-impl Problems {
-    pub(crate) fn add(&mut self, what: String) {
-        self.count += 1;
-        if self.examples.len() < PROBLEM_EXAMPLES {
-            self.examples.push(what);
-        }
-    }
-
-    fn merge(&mut self, other: Problems) {
-        self.count += other.count;
-        for e in other.examples {
-            if self.examples.len() < PROBLEM_EXAMPLES {
-                self.examples.push(e);
-            }
-        }
-    }
-
-    /// A sentence for the output, or `None` when nothing went wrong.
-    pub(crate) fn notice(&self, what: &str) -> Option<String> {
-        if self.count == 0 {
-            return None;
-        }
-        Some(format!(
-            "[{} {what} could not be read and were skipped, e.g. {}]",
-            self.count,
-            self.examples.join("; ")
-        ))
-    }
-}
-
 /// The result of a walk: regular files sorted by path, plus what could not be read.
 #[derive(Debug, Default)]
 pub(crate) struct Walk {
@@ -86,17 +48,19 @@ pub(crate) struct Walk {
 }
 
 /// Finds every regular file under `base` that `keep(rel)` accepts (`rel` is the path relative to
-/// `base`), skipping hidden, ignored and linked entries. The result is sorted by path, component
-/// by component, so the output never depends on thread timing.
+/// `base`), skipping hidden, ignored and linked entries; ignore files are applied only where
+/// `gate` lets the tool read them. The result is sorted by path, component by component, so the
+/// output never depends on thread timing.
 pub(crate) fn files_under(
     ws: &Workspace,
+    gate: ReadGate<'_>,
     base: &WsPath,
     keep: &(dyn Fn(&str) -> bool + Sync),
     cancel: &CancellationToken,
 ) -> Result<Walk, ToolError> {
     let mut walk = match ws.local_path(base) {
-        Some(dir) => walk_local(ws, base, &dir, keep, cancel)?,
-        None => walk_virtual(ws, base, keep, cancel)?,
+        Some(dir) => walk_local(ws, gate, base, &dir, keep, cancel)?,
+        None => walk_virtual(ws, gate, base, keep, cancel)?,
     };
     if cancel.is_cancelled() {
         return Err(ToolError::Cancelled);
@@ -146,92 +110,12 @@ fn confine(base: &WsPath, rel: &str) -> Result<WsPath, ToolError> {
     Ok(path)
 }
 
-/// The ignore files of the directories from the workspace root down to `base`'s parent, read
-/// through the workspace. The walkers read the ones at and below `base` themselves; these are the
-/// ones above it (never above the root, unlike ripgrep's own parent lookup).
-fn ancestor_ignores(
-    ws: &Workspace,
-    base: &WsPath,
-    root_for: &dyn Fn(&WsPath) -> PathBuf,
-    problems: &mut Problems,
-) -> Vec<Gitignore> {
-    let mut dirs = Vec::new();
-    let mut cur = base.parent();
-    while let Some(dir) = cur {
-        cur = dir.parent();
-        dirs.push(dir);
-    }
-    dirs.reverse();
-    let mut out = Vec::new();
-    for dir in dirs {
-        for name in IGNORE_FILES {
-            if let Some(ig) = load_ignore(ws, &dir, name, &root_for(&dir), problems) {
-                out.push(ig);
-            }
-        }
-    }
-    out
-}
-
-/// Builds a matcher from `dir/name` read through the workspace, rooted at `root` (the path the
-/// walker's candidates are matched against). Absent files give `None`; unreadable ones are
-/// reported and skipped.
-pub(crate) fn load_ignore(
-    ws: &Workspace,
-    dir: &WsPath,
-    name: &str,
-    root: &Path,
-    problems: &mut Problems,
-) -> Option<Gitignore> {
-    let file = dir.join(name).ok()?;
-    match ws.metadata(&file) {
-        Ok(meta) if meta.kind == FileKind::File => {}
-        Ok(_) | Err(ToolError::NotFound(_)) => return None,
-        Err(e) => {
-            problems.add(format!("{file}: {e}"));
-            return None;
-        }
-    }
-    let bytes = match ws.read_to_end(&file, MAX_IGNORE_FILE_BYTES) {
-        Ok(b) => b,
-        Err(e) => {
-            problems.add(format!("{file}: {e}"));
-            return None;
-        }
-    };
-    let mut builder = GitignoreBuilder::new(root);
-    for line in String::from_utf8_lossy(&bytes).lines() {
-        // A bad line is skipped, as git does.
-        let _ = builder.add_line(None, line);
-    }
-    match builder.build() {
-        Ok(ig) => Some(ig),
-        Err(e) => {
-            problems.add(format!("{file}: {e}"));
-            None
-        }
-    }
-}
-
-fn ignored_by(ignores: &[Gitignore], path: &Path, is_dir: bool) -> bool {
-    // Later (deeper) files take precedence: the first one with an opinion, from the end, wins.
-    for ig in ignores.iter().rev() {
-        let m = ig.matched_path_or_any_parents(path, is_dir);
-        if m.is_ignore() {
-            return true;
-        }
-        if m.is_whitelist() {
-            return false;
-        }
-    }
-    false
-}
-
 // ---------------------------------------------------------------------------------------------
 // The local backend: ripgrep's parallel walker.
 
 fn walk_local(
     ws: &Workspace,
+    gate: ReadGate<'_>,
     base: &WsPath,
     dir: &Path,
     keep: &(dyn Fn(&str) -> bool + Sync),
@@ -247,44 +131,35 @@ fn walk_local(
         )));
     }
     let mut problems = Problems::default();
-    let parents: Arc<[Gitignore]> = ancestor_ignores(
-        ws,
-        base,
-        &|d: &WsPath| ws.local_path(d).unwrap_or_default(),
-        &mut problems,
-    )
-    .into();
+    let local = |d: &WsPath| ws.local_path(d).unwrap_or_default();
+    let Some(top) = chain_to(ws, gate, base, &local, &mut problems) else {
+        return Ok(Walk {
+            files: Vec::new(),
+            problems,
+        });
+    };
 
+    // The walker only lists directories: every option that would make it open an ignore file
+    // (or the user's git configuration) is off, and `Visitor` applies the rules instead.
     let mut builder = WalkBuilder::new(dir);
     builder
         .follow_links(false)
         .hidden(true)
-        .ignore(true)
-        .git_ignore(true)
-        .git_exclude(true)
+        .ignore(false)
+        .git_ignore(false)
+        .git_exclude(false)
         .git_global(false)
         .require_git(false)
         .parents(false);
-    builder.filter_entry(move |entry| {
-        if entry.depth() == 0 {
-            return true;
-        }
-        if entry.file_name() == ".git" {
-            return false;
-        }
-        parents.is_empty()
-            || !ignored_by(
-                &parents,
-                entry.path(),
-                entry.file_type().is_some_and(|t| t.is_dir()),
-            )
-    });
 
     let shared = Shared {
+        ws,
+        gate,
         base,
         dir,
         keep,
         cancel,
+        chains: RwLock::new(HashMap::from([(dir.to_path_buf(), Arc::new(top))])),
         out: Mutex::new(Walk::default()),
     };
     builder
@@ -299,10 +174,16 @@ fn walk_local(
 }
 
 struct Shared<'a> {
+    ws: &'a Workspace,
+    gate: ReadGate<'a>,
     base: &'a WsPath,
     dir: &'a Path,
     keep: &'a (dyn Fn(&str) -> bool + Sync),
     cancel: &'a CancellationToken,
+    /// The rules governing each directory's entries, by real path. A directory's chain is added
+    /// when the directory itself is visited, which the walker does before it lists the
+    /// directory, so every entry finds its parent's chain here.
+    chains: RwLock<HashMap<PathBuf, Arc<Chain>>>,
     out: Mutex<Walk>,
 }
 
@@ -325,6 +206,46 @@ struct Visitor<'a> {
     local: Walk,
 }
 
+impl Visitor<'_> {
+    fn chain_of(&self, dir: &Path) -> Option<Arc<Chain>> {
+        let chains = self.shared.chains.read().ok()?;
+        chains.get(dir).cloned()
+    }
+
+    /// Whether a directory or file entry passes the rules of its directory; a directory that does
+    /// gets its own chain. Entries whose parent has no chain (cannot happen) are skipped.
+    fn admit(&mut self, entry: &DirEntry, rel: &str, is_dir: bool) -> bool {
+        let path = entry.path();
+        let Some(chain) = path.parent().and_then(|p| self.chain_of(p)) else {
+            return false;
+        };
+        if chain.ignores(path, is_dir) {
+            return false;
+        }
+        if is_dir {
+            let child = match confine(self.shared.base, rel) {
+                Ok(child) => child,
+                Err(e) => {
+                    self.local.problems.add(format!("{rel}: {e}"));
+                    return false;
+                }
+            };
+            let rules = DirRules::load(
+                self.shared.ws,
+                self.shared.gate,
+                &child,
+                path,
+                &mut self.local.problems,
+            );
+            let Ok(mut chains) = self.shared.chains.write() else {
+                return false;
+            };
+            chains.insert(path.to_path_buf(), Arc::new(chain.with(rules)));
+        }
+        true
+    }
+}
+
 impl ParallelVisitor for Visitor<'_> {
     fn visit(&mut self, entry: Result<DirEntry, ignore::Error>) -> WalkState {
         if self.shared.cancel.is_cancelled() {
@@ -337,25 +258,31 @@ impl ParallelVisitor for Visitor<'_> {
                 return WalkState::Continue;
             }
         };
-        // Only regular files: links are not followed, and devices and FIFOs are never read.
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
+        if entry.depth() == 0 {
+            // The walk root: its chain was built before the walk; a root that is a file is
+            // handled by the callers before walking.
+            return WalkState::Continue;
+        }
+        // Only directories and regular files: links are not followed, and devices and FIFOs are
+        // never read.
+        let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+        if !is_dir && !entry.file_type().is_some_and(|t| t.is_file()) {
             return WalkState::Continue;
         }
         let Ok(rel) = entry.path().strip_prefix(self.shared.dir) else {
-            return WalkState::Continue;
+            return WalkState::Skip;
         };
         let Some(rel) = rel.to_str() else {
             self.local.problems.add(format!(
                 "{}: the name is not valid UTF-8",
                 entry.path().display()
             ));
-            return WalkState::Continue;
+            return WalkState::Skip;
         };
-        if rel.is_empty() {
-            // The walk root itself is a file; the callers handle files before walking.
-            return WalkState::Continue;
+        if !self.admit(&entry, rel, is_dir) {
+            return WalkState::Skip;
         }
-        if !(self.shared.keep)(rel) {
+        if is_dir || !(self.shared.keep)(rel) {
             return WalkState::Continue;
         }
         match confine(self.shared.base, rel) {
@@ -384,6 +311,7 @@ impl Drop for Visitor<'_> {
 
 fn walk_virtual(
     ws: &Workspace,
+    gate: ReadGate<'_>,
     base: &WsPath,
     keep: &(dyn Fn(&str) -> bool + Sync),
     cancel: &CancellationToken,
@@ -397,14 +325,17 @@ fn walk_virtual(
     let mut walk = Walk::default();
     // Virtual matchers are rooted at workspace-relative directories and match `WsPath::rel`.
     let rel_root = |d: &WsPath| PathBuf::from(d.rel());
-    let mut ignores = ancestor_ignores(ws, base, &rel_root, &mut walk.problems);
+    let Some(chain) = chain_to(ws, gate, base, &rel_root, &mut walk.problems) else {
+        return Ok(walk);
+    };
     let mut stack = Walker {
         ws,
+        gate,
         keep,
         cancel,
         walk: &mut walk,
     };
-    stack.dir(base, "", &mut ignores, 0)?;
+    stack.dir(base, "", &chain, 0)?;
     Ok(walk)
 }
 
@@ -413,17 +344,19 @@ const MAX_DEPTH: usize = 256;
 
 struct Walker<'a> {
     ws: &'a Workspace,
+    gate: ReadGate<'a>,
     keep: &'a (dyn Fn(&str) -> bool + Sync),
     cancel: &'a CancellationToken,
     walk: &'a mut Walk,
 }
 
 impl Walker<'_> {
+    /// Walks `dir`, whose entries `chain` governs (its own rules included).
     fn dir(
         &mut self,
         dir: &WsPath,
         prefix: &str,
-        ignores: &mut Vec<Gitignore>,
+        chain: &Chain,
         depth: usize,
     ) -> Result<(), ToolError> {
         if self.cancel.is_cancelled() {
@@ -443,22 +376,6 @@ impl Walker<'_> {
             }
             Err(e) => return Err(e),
         };
-        let before = ignores.len();
-        for name in IGNORE_FILES {
-            if entries
-                .iter()
-                .any(|e| e.name == name && e.kind == FileKind::File)
-                && let Some(ig) = load_ignore(
-                    self.ws,
-                    dir,
-                    name,
-                    Path::new(dir.rel()),
-                    &mut self.walk.problems,
-                )
-            {
-                ignores.push(ig);
-            }
-        }
         for entry in entries {
             // Hidden names (which include `.git`) are skipped, as ripgrep does by default.
             if entry.name.starts_with('.') {
@@ -471,17 +388,23 @@ impl Walker<'_> {
             let Ok(child) = dir.join(&entry.name) else {
                 continue;
             };
-            if ignored_by(ignores, Path::new(child.rel()), is_dir) {
+            if chain.ignores(Path::new(child.rel()), is_dir) {
                 continue;
             }
             let rel = format!("{prefix}{}", entry.name);
             if is_dir {
-                self.dir(&child, &format!("{rel}/"), ignores, depth + 1)?;
+                let rules = DirRules::load(
+                    self.ws,
+                    self.gate,
+                    &child,
+                    Path::new(child.rel()),
+                    &mut self.walk.problems,
+                );
+                self.dir(&child, &format!("{rel}/"), &chain.with(rules), depth + 1)?;
             } else if (self.keep)(&rel) {
                 self.walk.files.push(WalkedFile { path: child, rel });
             }
         }
-        ignores.truncate(before);
         Ok(())
     }
 }
@@ -656,17 +579,5 @@ mod tests {
                 );
             }
         }
-    }
-
-    #[test]
-    fn problems_keep_a_few_examples() {
-        let mut p = Problems::default();
-        for i in 0..10 {
-            p.add(format!("f{i}: denied"));
-        }
-        assert_eq!(p.count, 10);
-        assert_eq!(p.examples.len(), PROBLEM_EXAMPLES);
-        assert!(p.notice("files").unwrap().starts_with("[10 files"));
-        assert!(Problems::default().notice("files").is_none());
     }
 }

@@ -2,6 +2,7 @@
 
 mod find;
 mod grep;
+mod ignore_files;
 mod image;
 mod patch;
 mod special;
