@@ -493,3 +493,68 @@ async fn ignore_files_that_lead_where_the_walk_may_not_read_are_not_applied() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// The same loader serves `list_dir` (which honours `.gitignore` when recursive) and the virtual
+/// backend: a linked `.gitignore` does not hide `victim.txt` from `list_dir`, and on SQLite a
+/// `.gitignore` the rules keep from reading is not applied. Twins: regular ones still are.
+#[tokio::test]
+async fn list_dir_and_the_sqlite_backend_apply_only_readable_ignore_files() {
+    let fx = Fixture::new();
+    plant(
+        &fx,
+        &[
+            Link("t/.gitignore", "../../outside/list"),
+            File("t/victim.txt", "needle"),
+            File("u/.gitignore", "victim.txt\n"),
+            File("u/victim.txt", "needle"),
+        ],
+    );
+    for (dir, shown) in [("t", true), ("u", false)] {
+        let out = text(
+            &fx.call("list_dir", json!({"path": dir, "recursive": true}))
+                .await
+                .unwrap(),
+        );
+        assert_eq!(
+            out.lines().any(|l| l == "victim.txt"),
+            shown,
+            "{dir}: {out}"
+        );
+    }
+
+    let db = tempfile::tempdir().unwrap();
+    let sqlite = super::grep::sqlite_fixture(db.path());
+    let ws = sqlite.workspace.clone();
+    for (rel, content) in [
+        ("t/.gitignore", "victim.txt\n"),
+        ("t/victim.txt", "needle"),
+        ("u/.gitignore", "victim.txt\n"),
+        ("u/victim.txt", "needle"),
+    ] {
+        ws.write_atomic(&ws.resolve(rel).unwrap(), content.as_bytes())
+            .unwrap();
+    }
+    let policy = Policy::supervised()
+        .rule("read(t/.gitignore)", Decision::Deny)
+        .unwrap();
+    let ctx = ToolContext::new(ws, Arc::new(policy), Arc::new(Limits::default()));
+    for (dir, shown) in [("t", true), ("u", false)] {
+        let out = text(
+            &call_on(
+                &fx.stack,
+                &ctx,
+                "find_files",
+                json!({"pattern": "*", "path": dir}),
+            )
+            .await
+            .unwrap(),
+        );
+        let victim = format!("{dir}/victim.txt");
+        assert_eq!(out.lines().any(|l| l == victim), shown, "{dir}: {out}");
+        assert_eq!(
+            out.contains("an ignore file was not applied"),
+            shown,
+            "{dir}: {out}"
+        );
+    }
+}
