@@ -7,6 +7,7 @@ mod llm;
 mod mcp;
 #[cfg(feature = "postgres")]
 mod postgres;
+mod profiles;
 mod trust;
 mod web;
 

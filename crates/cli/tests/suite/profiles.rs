@@ -1,0 +1,183 @@
+//! Every rule table under every profile: rules name tools canonically, and a call made under a
+//! profile's name (with its argument names) meets exactly the rules the canonical call meets.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+use tool_core::{Limits, PROFILES, Stack, ToolContext, Workspace};
+use toolshed_cli::config::Config;
+
+/// The rule table, written with canonical names: each rule refuses what its row's attack does
+/// and nothing its twin does.
+const RULES: &str = r#"
+[policy]
+autonomy = "full"
+
+[policy.rules]
+"file_write(secret/**)" = "deny"
+"file_read(secret/**)" = "deny"
+"file_edit(secret/**)" = "deny"
+"file_append(secret/**)" = "deny"
+"delete_file(secret/**)" = "deny"
+"make_dir(secret/**)" = "deny"
+"list_dir(secret/**)" = "deny"
+"grep(secret/**)" = "deny"
+"find_files(secret/**)" = "deny"
+"git_operations(secret/**)" = "deny"
+"shell(echo secret*)" = "deny"
+"memory_store" = "deny"
+"memory_recall" = "deny"
+"memory_list" = "deny"
+"memory_forget" = "deny"
+"remember" = "deny"
+"recall" = "deny"
+"list_keys" = "deny"
+"#;
+
+/// (canonical tool, attack arguments, twin arguments; `None`: the twin is the same call without
+/// the rules).
+fn rows() -> Vec<(&'static str, Value, Option<Value>)> {
+    let p = |tool: &'static str, extra: Value, attack: &str, twin: &str| {
+        let with = |path: &str| {
+            let mut m = extra.as_object().cloned().unwrap_or_default();
+            m.insert("path".into(), json!(path));
+            Value::Object(m)
+        };
+        (tool, with(attack), Some(with(twin)))
+    };
+    vec![
+        p(
+            "file_write",
+            json!({"content": "x"}),
+            "secret/new.txt",
+            "open/new.txt",
+        ),
+        p("file_read", json!({}), "secret/k.txt", "open/k.txt"),
+        p(
+            "file_edit",
+            json!({"old_string": "a", "new_string": "b"}),
+            "secret/k.txt",
+            "open/k.txt",
+        ),
+        p(
+            "file_append",
+            json!({"content": "x"}),
+            "secret/k.txt",
+            "open/k.txt",
+        ),
+        p("delete_file", json!({}), "secret/k.txt", "open/k.txt"),
+        p("make_dir", json!({}), "secret/d", "open/d"),
+        p("list_dir", json!({}), "secret", "open"),
+        p("grep", json!({"pattern": "a"}), "secret", "open"),
+        p(
+            "find_files",
+            json!({"pattern": "*", "max_results": 10}),
+            "secret",
+            "open",
+        ),
+        (
+            "git_operations",
+            json!({"operation": "diff", "paths": ["secret/k.txt"]}),
+            Some(json!({"operation": "diff", "paths": ["open/k.txt"]})),
+        ),
+        (
+            "shell",
+            json!({"command": "echo secret"}),
+            Some(json!({"command": "echo open"})),
+        ),
+        ("memory_store", json!({"key": "k", "content": "c"}), None),
+        ("memory_recall", json!({"query": "c"}), None),
+        ("memory_list", json!({}), None),
+        ("memory_forget", json!({"key": "k"}), None),
+        ("remember", json!({"key": "k", "value": "v"}), None),
+        ("recall", json!({"key": "k"}), None),
+        ("list_keys", json!({}), None),
+    ]
+}
+
+/// `args` with the canonical field names replaced by the alias's.
+fn renamed(args: &Value, renames: &[(&str, &str)]) -> Value {
+    let mut out = Map::new();
+    for (k, v) in args.as_object().unwrap() {
+        let name = renames
+            .iter()
+            .find(|(_, canonical)| canonical == k)
+            .map(|(alias, _)| *alias)
+            .unwrap_or(k);
+        out.insert(name.to_owned(), v.clone());
+    }
+    Value::Object(out)
+}
+
+fn config(text: &str, data: &std::path::Path) -> Config {
+    let mut c: Config = toml::from_str(text).unwrap();
+    c.data_dir = Some(data.to_path_buf());
+    c
+}
+
+async fn denied(stack: &Stack, ctx: &ToolContext, tool: &str, args: &Value) -> Option<String> {
+    match stack.call(tool, args.clone(), ctx.for_call()).await {
+        Err(e) if e.kind() == tool_core::ErrorKind::Denied => None,
+        Err(e) if e.kind() == tool_core::ErrorKind::InvalidArgs => {
+            panic!("{tool} {args}: the row's arguments do not fit: {e}")
+        }
+        Err(e) => Some(e.to_string()),
+        Ok(_) => Some("ok".into()),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_rule_table_holds_under_every_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    for d in ["secret", "open"] {
+        std::fs::create_dir_all(ws.join(d)).unwrap();
+        std::fs::write(ws.join(d).join("k.txt"), "a\n").unwrap();
+    }
+    let ruled = config(RULES, &dir.path().join("data"));
+    let open = config("[policy]\nautonomy = \"full\"\n", &dir.path().join("data"));
+    let ctx = |c: &Config| {
+        ToolContext::new(
+            Workspace::local(&ws).unwrap(),
+            Arc::new(c.policy().unwrap()),
+            Arc::new(Limits::default()),
+        )
+    };
+    let aliases = toolshed_cli::aliases();
+    let mut checked = 0;
+    for profile in [None].into_iter().chain(PROFILES.iter().copied().map(Some)) {
+        let stack = Stack::new(toolshed_cli::registry_for(&ruled, profile).unwrap());
+        let twin_stack = Stack::new(toolshed_cli::registry_for(&open, profile).unwrap());
+        for (canonical, attack, twin) in rows() {
+            // The names this profile calls the tool by, with their argument renames.
+            let names: Vec<(&str, &[(&str, &str)])> = match profile {
+                None => vec![(canonical, &[])],
+                Some(p) => aliases
+                    .iter()
+                    .filter(|a| a.profile == p && a.target == canonical)
+                    .map(|a| (a.name, a.renames))
+                    .collect(),
+            };
+            for (name, renames) in names {
+                let label = format!("{profile:?} {name} (= {canonical})");
+                let attack = renamed(&attack, renames);
+                let outcome = denied(&stack, &ctx(&ruled), name, &attack).await;
+                assert_eq!(outcome, None, "{label} {attack}: not refused");
+                let (twin_stack, twin_ctx, twin_args) = match &twin {
+                    Some(t) => (&stack, ctx(&ruled), renamed(t, renames)),
+                    None => (&twin_stack, ctx(&open), attack.clone()),
+                };
+                let outcome = denied(twin_stack, &twin_ctx, name, &twin_args).await;
+                assert!(outcome.is_some(), "{label} twin {twin_args}: refused");
+                checked += 1;
+            }
+        }
+    }
+    // Every row under the canonical names, and every alias of those tools in every profile.
+    let expected = rows().len()
+        + aliases
+            .iter()
+            .filter(|a| rows().iter().any(|(c, _, _)| *c == a.target))
+            .count();
+    assert_eq!(checked, expected);
+}
