@@ -522,7 +522,8 @@ impl Approver for TerminalApprover {
             return Approval::Approved;
         }
         // Everything here may come from the model: shown escaped, one line per summary entry.
-        let tool = toolshed_cli::visible(&request.tool, false);
+        let label = request.tool_label();
+        let tool = toolshed_cli::visible(&label, false);
         let summary: Vec<String> = request
             .summary
             .iter()

@@ -114,7 +114,7 @@ pub(crate) fn approval_form(request: &ApprovalRequest) -> Option<ElicitRequestPa
         meta: None,
         message: format!(
             "Toolshed asks before running `{}`: {}.\n  {}\nApprove this call?",
-            request.tool,
+            request.tool_label(),
             request.reason,
             request.summary.join("\n  ")
         ),

@@ -329,7 +329,7 @@ pub(crate) fn failure(error: &ToolError) -> CallToolResult {
             "`{}` needs approval ({}): {}. No one could be asked through this MCP client (it \
              does not support elicitation, or the request failed); allow the call with a rule \
              in toolshed.toml ([policy.rules]), or use a client that supports elicitation.",
-            request.tool,
+            request.tool_label(),
             request.reason,
             request.summary.join("; ")
         ),

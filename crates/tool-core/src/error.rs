@@ -135,8 +135,10 @@ impl ToolError {
 /// What a call wants that needs a human's yes.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct ApprovalRequest {
-    /// The tool being called.
+    /// The tool being called, by its canonical name (`file_write`), whatever a profile calls it.
     pub tool: String,
+    /// The name the call used when it was not the canonical one (a profile's `write_file`).
+    pub called_as: Option<String>,
     /// One line per access that needs approval, e.g. `delete src/old (recursive)`.
     pub summary: Vec<String>,
     /// Why the policy asks rather than allows.
@@ -146,6 +148,14 @@ pub struct ApprovalRequest {
 }
 
 impl ApprovalRequest {
+    /// The tool for a human: `file_write`, or `file_write` (called as `write_file`).
+    pub fn tool_label(&self) -> String {
+        match &self.called_as {
+            Some(alias) => format!("{} (called as {alias})", self.tool),
+            None => self.tool.clone(),
+        }
+    }
+
     fn refusal_message(&self) -> String {
         let rules = if self.rules.is_empty() {
             String::new()

@@ -30,8 +30,10 @@ use crate::registry::Registry;
 pub struct AuditRecord {
     /// The call's id.
     pub call_id: String,
-    /// The tool name as called.
+    /// The tool's canonical name (`file_write`), whatever a profile calls it.
     pub tool: String,
+    /// The name the call used when it was not the canonical one (a profile's `write_file`).
+    pub called_as: Option<String>,
     /// The policy's decision, when the call got that far.
     pub decision: Option<Decision>,
     /// Whether a human approved it.
@@ -66,6 +68,7 @@ impl AuditSink for TracingAudit {
             target: "toolshed::audit",
             call_id = %r.call_id,
             tool = %r.tool,
+            called_as = r.called_as.as_deref(),
             decision = ?r.decision,
             outcome = %r.outcome,
             duration_ms = r.duration_ms,
@@ -235,9 +238,11 @@ impl Stack {
         if let Err(ToolError::Internal(source)) = result {
             tracing::error!(call_id = %ctx.call_id, tool = name, error = %source, "internal error in tool");
         }
+        let canonical = self.registry.canonical(name).unwrap_or(name);
         let record = AuditRecord {
             call_id: ctx.call_id.clone(),
-            tool: name.to_string(),
+            tool: canonical.to_string(),
+            called_as: (canonical != name).then(|| name.to_string()),
             decision: trace.decision,
             approved: trace.approved,
             accesses: trace.accesses.clone(),
@@ -306,7 +311,8 @@ impl Stack {
             }
             Decision::Ask => {
                 let request = ApprovalRequest {
-                    tool: name.to_string(),
+                    tool: canonical.clone(),
+                    called_as: (*canonical != entry.spec.name).then(|| name.to_string()),
                     summary: verdict.accesses.clone(),
                     reason: verdict.reason.clone(),
                     rules: verdict.rules.clone(),

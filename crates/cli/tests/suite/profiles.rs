@@ -181,3 +181,64 @@ async fn every_rule_table_holds_under_every_profile() {
             .count();
     assert_eq!(checked, expected);
 }
+
+/// What a human reads names the canonical tool, and the alias the call used: the approval
+/// request and the audit record. Twin: a call by the canonical name has no alias.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approvals_and_audit_records_name_the_canonical_tool() {
+    #[derive(Debug, Default)]
+    struct Recording(std::sync::Mutex<Vec<tool_core::ApprovalRequest>>);
+    #[async_trait::async_trait]
+    impl tool_core::Approver for Recording {
+        async fn approve(&self, request: &tool_core::ApprovalRequest) -> tool_core::Approval {
+            self.0.lock().unwrap().push(request.clone());
+            tool_core::Approval::Approved
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let c = config(
+        "[policy.rules]\n\"file_write\" = \"ask\"\n",
+        &dir.path().join("data"),
+    );
+    let ctx = ToolContext::new(
+        Workspace::local(&ws).unwrap(),
+        Arc::new(c.policy().unwrap()),
+        Arc::new(Limits::default()),
+    );
+    for (profile, name, args, alias) in [
+        (
+            Some("sneakycode"),
+            "write_file",
+            json!({"file_path": "a.txt", "content": "x"}),
+            Some("write_file"),
+        ),
+        (
+            None,
+            "file_write",
+            json!({"path": "b.txt", "content": "x"}),
+            None,
+        ),
+    ] {
+        let approver = Arc::new(Recording::default());
+        let audit = tool_core::MemoryAudit::default();
+        let stack = Stack::new(toolshed_cli::registry_for(&c, profile).unwrap())
+            .with_approver(Arc::clone(&approver) as Arc<dyn tool_core::Approver>)
+            .with_audit(Arc::new(audit.clone()));
+        stack.call(name, args, ctx.for_call()).await.unwrap();
+        let asked = approver.0.lock().unwrap().clone();
+        assert_eq!(asked.len(), 1, "{name}");
+        assert_eq!(asked[0].tool, "file_write", "{name}");
+        assert_eq!(asked[0].called_as.as_deref(), alias, "{name}");
+        assert!(
+            asked[0]
+                .tool_label()
+                .contains(alias.unwrap_or("file_write")),
+            "{name}"
+        );
+        let record = audit.records().pop().unwrap();
+        assert_eq!(record.tool, "file_write", "{name}");
+        assert_eq!(record.called_as.as_deref(), alias, "{name}");
+    }
+}
