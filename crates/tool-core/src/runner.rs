@@ -60,6 +60,27 @@ pub trait JobRunner: Send + Sync + fmt::Debug {
     /// at all (a prompt when no agent is configured), with a sentence saying what to do instead.
     fn accesses(&self, ctx: &ToolContext, action: &JobAction) -> Result<Vec<Access>, ToolError>;
 
+    /// The tools running a job may use, whichever job it is, for a caller that runs stored jobs
+    /// without knowing their action (`cron_run`): only a caller that may use all of them may
+    /// run a job now. By default, the tools [`JobRunner::accesses`] hands work to for a
+    /// command and for a prompt (a kind this runner cannot run adds none).
+    fn tools(&self, ctx: &ToolContext) -> Vec<String> {
+        let mut tools: Vec<String> = Vec::new();
+        for action in [
+            JobAction::Command(":".into()),
+            JobAction::Prompt(String::new()),
+        ] {
+            if let Ok(accesses) = self.accesses(ctx, &action) {
+                for t in Access::deferred_tools(&accesses) {
+                    if !tools.iter().any(|x| x == t) {
+                        tools.push(t.to_owned());
+                    }
+                }
+            }
+        }
+        tools
+    }
+
     /// Runs `action` now. The policy is asked again (it may have changed since the job was
     /// added): a refusal is an `Err(ToolError::Denied)`, never a silent run.
     async fn run(&self, ctx: ToolContext, action: &JobAction) -> Result<RunReport, ToolError>;

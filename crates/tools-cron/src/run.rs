@@ -38,10 +38,23 @@ impl Tool for CronRun {
         Annotations::DESTRUCTIVE
     }
 
-    fn access(&self, _ctx: &ToolContext, _args: &CronRunArgs) -> Result<Vec<Access>, ToolError> {
+    fn access(&self, ctx: &ToolContext, _args: &CronRunArgs) -> Result<Vec<Access>, ToolError> {
         // The command itself was judged when the job was added and is judged again by the
-        // runner before it starts (a refusal there is recorded as `denied`).
-        Ok(vec![state(true)])
+        // runner before it starts (a refusal there is recorded as `denied`). Running it now is
+        // doing its work now: only a caller that may use the tools a job runs through may (an
+        // agent kept from `shell` does not run a stored command through here).
+        let mut accesses = vec![state(true)];
+        accesses.extend(
+            self.0
+                .runner
+                .tools(ctx)
+                .into_iter()
+                .map(|tool| Access::Deferred {
+                    tool,
+                    accesses: Vec::new(),
+                }),
+        );
+        Ok(accesses)
     }
 
     fn timeout(&self, _args: &CronRunArgs) -> Option<Duration> {

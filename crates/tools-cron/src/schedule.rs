@@ -122,9 +122,22 @@ impl Tool for Schedule {
                 add_accesses(&self.0, ctx, &add_args(args)?)
             }
             ScheduleAction::List | ScheduleAction::Get => Ok(vec![state(false)]),
-            ScheduleAction::Cancel | ScheduleAction::Pause | ScheduleAction::Resume => {
+            ScheduleAction::Cancel | ScheduleAction::Pause => {
                 job_id(args)?;
                 Ok(vec![state(true)])
+            }
+            // Resuming a job lets its work run again: only for a caller that may use the tools
+            // a job runs through (as for `cron_run`).
+            ScheduleAction::Resume => {
+                job_id(args)?;
+                let mut accesses = vec![state(true)];
+                accesses.extend(self.0.runner.tools(ctx).into_iter().map(|tool| {
+                    Access::Deferred {
+                        tool,
+                        accesses: Vec::new(),
+                    }
+                }));
+                Ok(accesses)
             }
         }
     }

@@ -55,9 +55,26 @@ impl Tool for CronUpdate {
 
     fn access(&self, ctx: &ToolContext, args: &CronUpdateArgs) -> Result<Vec<Access>, ToolError> {
         check_name(args.name.as_deref())?;
+        // Un-pausing lets the job's work run again: only for a caller that may use the tools a
+        // job runs through (as for `cron_run`).
+        let resumes: Vec<Access> = if args.paused == Some(false) {
+            self.0
+                .runner
+                .tools(ctx)
+                .into_iter()
+                .map(|tool| Access::Deferred {
+                    tool,
+                    accesses: Vec::new(),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         if args.command.is_some() || args.prompt.is_some() {
             let action = action(args.command.as_deref(), args.prompt.as_deref())?;
-            return self.0.action_accesses(ctx, &action);
+            let mut accesses = self.0.action_accesses(ctx, &action)?;
+            accesses.extend(resumes);
+            return Ok(accesses);
         }
         if args.expression.is_some() || args.delay.is_some() {
             self.0.schedule(
@@ -67,7 +84,9 @@ impl Tool for CronUpdate {
                 Utc::now(),
             )?;
         }
-        Ok(vec![state(true)])
+        let mut accesses = vec![state(true)];
+        accesses.extend(resumes);
+        Ok(accesses)
     }
 
     async fn call(&self, ctx: &ToolContext, args: CronUpdateArgs) -> Result<ToolOutput, ToolError> {

@@ -630,8 +630,8 @@ async fn terminal_approval_prompts() {
 }
 
 /// An agent kept from `shell` does not reach it through a schedule: a job's command runs later
-/// as `shell`, and a prompt job's agent gets `shell`, so neither may be added by it. Twin: the
-/// same calls from an agent that may call `shell` are accepted.
+/// as `shell`, and a prompt job's agent gets `shell`, so it may neither add such a job nor run,
+/// resume or un-pause a stored one. Twin: the same calls from an agent that may call `shell`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_without_shell_cannot_schedule_one() {
     for shell in [false, true] {
@@ -639,12 +639,15 @@ async fn an_agent_without_shell_cannot_schedule_one() {
             Turn::calls(&[
                 (
                     "cron_add",
-                    r#"{"expression":"@daily","command":"touch src/pwned"}"#,
+                    r#"{"expression":"@daily","command":"touch src/added"}"#,
                 ),
                 (
                     "cron_add",
                     r#"{"delay":"1h","prompt":"run touch src/pwned"}"#,
                 ),
+                ("cron_run", r#"{"job_id":1}"#),
+                ("cron_update", r#"{"job_id":1,"paused":false}"#),
+                ("schedule", r#"{"action":"resume","job_id":1}"#),
             ]),
             Turn::text("done"),
         ])
@@ -654,19 +657,30 @@ async fn an_agent_without_shell_cannot_schedule_one() {
             Wire::OpenAi.base_url(llm.addr)
         );
         let d = dirs(&config);
+        // A job the user scheduled (no allow map applies to `toolshed call`), paused.
+        let stored = call(
+            &d,
+            "cron_add",
+            r#"{"expression":"@daily","command":"touch src/pwned"}"#,
+        )
+        .await;
+        assert_eq!(stored["ok"], true, "{stored}");
+        let paused = call(&d, "cron_update", r#"{"job_id":1,"paused":true}"#).await;
+        assert_eq!(paused["ok"], true, "{paused}");
         let run = toolshed(&d, Wire::OpenAi, &llm, &[], "schedule it").await;
         assert_eq!(run.code(), Some(0), "{}", run.stderr());
         let results = last_results(&llm);
-        assert_eq!(results.len(), 2, "{results:?}");
+        assert_eq!(results.len(), 5, "{results:?}");
         for r in &results {
-            if shell {
-                assert!(r.contains("Added job"), "{r}");
-            } else {
-                assert!(r.contains("not a tool this caller may use"), "{r}");
-            }
+            assert_eq!(
+                r.contains("not a tool this caller may use"),
+                !shell,
+                "shell = {shell}: {r}"
+            );
         }
         let listed = call(&d, "cron_list", "{}").await;
         let jobs = listed["structured"]["jobs"].as_array().unwrap().len();
-        assert_eq!(jobs, if shell { 2 } else { 0 }, "{listed}");
+        assert_eq!(jobs, if shell { 3 } else { 1 }, "{listed}");
+        assert_eq!(d.ws.join("src/pwned").exists(), shell);
     }
 }
