@@ -1511,3 +1511,29 @@ async fn a_nesting_bomb_in_a_results_page_is_survived() {
         );
     }
 }
+
+/// A JSON answer nested 100,000 deep is refused with a sentence (the parser stops at its
+/// depth limit), not crashed on; twin: the same provider's ordinary answer is read.
+#[tokio::test]
+async fn a_json_nesting_bomb_from_a_provider_is_refused_not_crashed_on() {
+    let bomb = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    for (label, reply) in [
+        ("bomb", raw_reply(200, "application/json", &bomb)),
+        ("twin", json_reply(200, brave_answer(1))),
+    ] {
+        let api = Api::start(vec![("GET", "/res/v1/web/search", reply)]).await;
+        let fx = fixture(
+            SearchConfig::new().with_base_url(Provider::Brave, api.url()),
+            StaticSecrets::new().with("BRAVE_API_KEY", BRAVE_KEY),
+        );
+        let args = r#"{"query": "rust", "provider": "brave"}"#;
+        let result = fx.call("web_search", args).await;
+        match label {
+            "bomb" => {
+                let e = result.unwrap_err();
+                assert_eq!(e.kind(), tool_core::ErrorKind::Failed, "{e}");
+            }
+            _ => assert_eq!(results(&result.unwrap()).len(), 1),
+        }
+    }
+}
