@@ -270,10 +270,21 @@ impl Stack {
         let args = entry.check(args)?;
         // `prepare` runs the tool's own `access` code on the caller's task: a panic there must
         // not take the caller down either.
-        let prepared = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut prepared = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             entry.tool.prepare(ctx, args)
         }))
         .map_err(|_| ToolError::internal(format!("the tool `{name}` panicked in prepare")))??;
+        // A read of a symbolic link reads the file it links to: the policy judges that file too
+        // (`notes.txt -> secrets/db.txt` meets the rules on `secrets/**`).
+        let targets: Vec<Access> = prepared
+            .accesses
+            .iter()
+            .filter_map(|a| match a {
+                Access::Read(p) => ctx.workspace.read_target(p).map(Access::Read),
+                _ => None,
+            })
+            .collect();
+        prepared.accesses.extend(targets);
         trace.accesses = prepared.accesses.iter().map(ToString::to_string).collect();
 
         // Deferred work (a job's command, run later as `shell`) is only for callers who could

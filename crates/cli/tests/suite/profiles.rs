@@ -242,3 +242,72 @@ async fn approvals_and_audit_records_name_the_canonical_tool() {
         assert_eq!(record.called_as.as_deref(), alias, "{name}");
     }
 }
+
+/// Found by the adversary: a symbolic link's target was not judged, so `notes.txt ->
+/// secrets/db.txt` (planted in a clone, or made by `ln -s` in the shell) showed a read-denied
+/// file. A read of a link meets the rules on the file it leads to, through chains of links too.
+/// Twins: links to readable files, and the files themselves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_link_is_judged_as_the_file_it_leads_to() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    for (rel, text) in [
+        ("secrets/db.txt", "TOPSECRET"),
+        ("literal.txt", "LITERAL"),
+        ("a/b/key.pem", "PEMSECRET"),
+        ("open/ok.txt", "fine"),
+    ] {
+        std::fs::create_dir_all(ws.join(rel).parent().unwrap()).unwrap();
+        std::fs::write(ws.join(rel), text).unwrap();
+    }
+    for (link, target) in [
+        ("notes.txt", "secrets/db.txt"),
+        ("l2.txt", "literal.txt"),
+        ("link.txt", "a/b/key.pem"),
+        ("c2.txt", "notes.txt"),
+        ("c1.txt", "c2.txt"),
+        ("sdir", "secrets"),
+        ("ok-link.txt", "open/ok.txt"),
+    ] {
+        symlink(target, ws.join(link)).unwrap();
+    }
+    let c = config(
+        "[policy.rules]\n\"read(secrets/**)\" = \"deny\"\n\"read(literal.txt)\" = \"deny\"\n\"read(**/*.pem)\" = \"deny\"\n",
+        &dir.path().join("data"),
+    );
+    let ctx = ToolContext::new(
+        Workspace::local(&ws).unwrap(),
+        Arc::new(c.policy().unwrap()),
+        Arc::new(Limits::default()),
+    );
+    let stack = Stack::new(toolshed_cli::registry_for(&c, None).unwrap());
+    #[rustfmt::skip]
+    let rows: Vec<(&str, Value, bool)> = vec![
+        ("file_read", json!({"path": "notes.txt"}), true),
+        ("file_read", json!({"path": "l2.txt"}), true),
+        ("file_read", json!({"path": "link.txt"}), true),
+        ("file_read", json!({"path": "c1.txt"}), true),
+        ("grep", json!({"pattern": "SECRET", "path": "notes.txt"}), true),
+        ("list_dir", json!({"path": "sdir"}), true),
+        ("file_read", json!({"path": "ok-link.txt"}), false),
+        ("file_read", json!({"path": "open/ok.txt"}), false),
+        ("grep", json!({"pattern": "fine", "path": "ok-link.txt"}), false),
+    ];
+    for (tool, args, refused) in rows {
+        let result = stack.call(tool, args.clone(), ctx.for_call()).await;
+        match result {
+            Err(e) if e.kind() == tool_core::ErrorKind::Denied => {
+                assert!(refused, "{tool} {args}: {e}");
+            }
+            other => {
+                assert!(!refused, "{tool} {args}: {other:?}");
+                let text = other.unwrap().joined_text();
+                assert!(
+                    !text.contains("SECRET") && !text.contains("LITERAL"),
+                    "{text}"
+                );
+            }
+        }
+    }
+}

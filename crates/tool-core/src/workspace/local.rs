@@ -193,6 +193,39 @@ impl Backend for LocalFs {
         Ok(None)
     }
 
+    fn link_target(&self, path: &WsPath) -> io::Result<Option<PathBuf>> {
+        if path.rel.is_empty() {
+            return Ok(None);
+        }
+        let root = self.root_fd(path)?;
+        // The entry itself, not followed: most are no link, and that costs one open.
+        let entry = match openat2(
+            root,
+            path.rel.as_str(),
+            OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+            RESOLVE,
+        ) {
+            Ok(fd) => fd,
+            Err(Errno::NOENT | Errno::NOTDIR | Errno::LOOP | Errno::XDEV) => return Ok(None),
+            Err(e) => return Err(map_errno(e)),
+        };
+        if !FileType::from_raw_mode(fstat(&entry)?.st_mode).is_symlink() {
+            return Ok(None);
+        }
+        // Followed beneath the root: where a read lands (a link leading out fails here, and the
+        // read would too).
+        let Ok(fd) = openat2_beneath(
+            root,
+            &path.rel,
+            OFlags::PATH | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) else {
+            return Ok(None);
+        };
+        Ok(std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok())
+    }
+
     fn metadata(&self, path: &WsPath) -> io::Result<Metadata> {
         let fd = self.open_beneath(path, OFlags::PATH, Mode::empty())?;
         Ok(meta_of(&fstat(&fd)?))

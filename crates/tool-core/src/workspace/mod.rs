@@ -98,6 +98,12 @@ pub trait Backend: Send + Sync + fmt::Debug {
     fn real_path(&self, _path: &WsPath) -> io::Result<Option<PathBuf>> {
         Ok(None)
     }
+    /// Where a read of `path` really lands when its last component is a symbolic link that
+    /// stays inside the root (absolute, every link resolved); `None` when it is not a link, or
+    /// the backend has none.
+    fn link_target(&self, _path: &WsPath) -> io::Result<Option<PathBuf>> {
+        Ok(None)
+    }
     /// Metadata, following symbolic links that stay inside the root.
     fn metadata(&self, path: &WsPath) -> io::Result<Metadata>;
     /// Opens a regular file for reading. Anything else is refused without blocking.
@@ -480,6 +486,24 @@ impl Workspace {
             rel,
             writable: self.roots[root].writable,
         }
+    }
+
+    /// The file a read of `path` really reads when `path` is a symbolic link inside the
+    /// workspace (`notes.txt -> secrets/db.txt` reads `secrets/db.txt`), so that the policy can
+    /// judge that file too; `None` when `path` is no link (or leads outside, where reads fail).
+    pub fn read_target(&self, path: &WsPath) -> Option<WsPath> {
+        match self.backend.link_target(path) {
+            Ok(Some(real)) => self.locate(&real).filter(|t| t != path),
+            _ => None,
+        }
+    }
+
+    /// What reading `path` touches: `path` itself, and the file it links to, if it is a link
+    /// (see [`Workspace::read_target`]).
+    pub fn read_accesses(&self, path: &WsPath) -> Vec<crate::policy::Access> {
+        let mut out = vec![crate::policy::Access::Read(path.clone())];
+        out.extend(self.read_target(path).map(crate::policy::Access::Read));
+        out
     }
 
     /// Metadata of `path`.
