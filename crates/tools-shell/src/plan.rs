@@ -545,6 +545,16 @@ pub(crate) fn plan(
             sandbox.protected.extend(found.read_only);
         }
     }
+    // What a read rule keeps may be in a repository's history too (`git show HEAD:secrets/k`,
+    // or zlib over `.git/objects`), which no mount of the working tree hides: while read rules
+    // hold, the shell does not see the repositories at all (git_operations withholds such
+    // files itself).
+    if !ctx.policy.kind_rule_paths(false).is_empty() || !hide.is_empty() {
+        for root in dirs(true).iter().chain(&dirs(false)) {
+            sandbox.masked.push(root.join(".git"));
+            sandbox.masked.extend(nested_git(root));
+        }
+    }
     let guard = Guard::new(&sandbox.protected, &writable, git_allowed);
     Ok(Plan {
         analysis,

@@ -508,6 +508,52 @@ for p in ['config/app.yaml', 'config/app.txt', 'config/sub/app.yaml']:
     assert!(refused.to_string().contains("read(**/*.pem)"), "{refused}");
 }
 
+/// Found by the adversary: with `read(**/*.pem)` = deny, `cat` saw nothing but `git show
+/// HEAD:certs/server.pem` printed the committed key from the object store. While read rules
+/// hold, the shell does not see the repositories (the root's and nested ones); twin: without
+/// read rules, git in the shell reads the history as before.
+#[tokio::test]
+async fn read_rules_keep_the_repository_history_out_of_the_shell() {
+    if !super::kernel_has_user_namespaces() {
+        return;
+    }
+    let fx = Fixture::new();
+    std::fs::create_dir_all(fx.path("certs")).unwrap();
+    std::fs::write(fx.path("certs/server.pem"), "BEGIN-PRIVATE-KEY-XYZ\n").unwrap();
+    std::fs::create_dir_all(fx.path("vendor/lib")).unwrap();
+    std::fs::write(fx.path("vendor/lib/k.pem"), "NESTED-KEY\n").unwrap();
+    let git = |dir: &str, args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .current_dir(fx.path(dir))
+            .args(["-c", "user.email=a@b", "-c", "user.name=a"])
+            .args(args)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    for dir in ["vendor/lib", "."] {
+        git(dir, &["init", "-q"]);
+        git(dir, &["add", "-A"]);
+        git(dir, &["commit", "-qm", "init"]);
+    }
+    let script = "git show HEAD:certs/server.pem; git -C vendor/lib show HEAD:k.pem; \
+                  git cat-file -p HEAD:certs/server.pem; cat .git/HEAD; git log --oneline | wc -l";
+    let ruled = Policy::full()
+        .rule("read(**/*.pem)", tool_core::Decision::Deny)
+        .unwrap();
+    let out = fx.sh(ruled, script).await.unwrap().joined_text();
+    assert!(
+        !out.contains("PRIVATE-KEY") && !out.contains("NESTED-KEY"),
+        "{out}"
+    );
+    assert!(!out.contains("ref: refs/heads"), "{out}");
+    // Twin: no read rule, the history is there.
+    let out = fx.sh(Policy::full(), script).await.unwrap().joined_text();
+    assert!(out.contains("BEGIN-PRIVATE-KEY-XYZ"), "{out}");
+    assert!(out.contains("ref: refs/heads"), "{out}");
+}
+
 /// A denied program's other names (hard links such as Debian's `perl5.36.0` beside `perl`) are
 /// masked too, so the deny list cannot be stepped around by calling the same file by another
 /// name. The pair is found on this machine; twin: an unrelated program still runs.
