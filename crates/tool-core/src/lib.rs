@@ -38,6 +38,7 @@ pub mod approve;
 pub mod args;
 pub mod context;
 pub mod error;
+pub mod frame;
 pub mod limits;
 pub mod output;
 #[cfg(feature = "postgres")]
