@@ -87,6 +87,15 @@
 //! the model to store only the new fact: agents that stored their own recall output found it in
 //! every later recall, and their prompts grew without bound.
 //!
+//! Memories are untrusted text, so the same refusal is what keeps one from ending its frame
+//! early (`</recalled_memory>` followed by text that speaks as the system). The tag is found
+//! however it is spelled — full width, other case, zero-width, bidi and other invisible
+//! characters, soft hyphens, combining marks, compatibility letters, white space inside — by
+//! [`tool_core::frame`], in content, values, keys and session ids alike. Every display (the
+//! frames, key listings, `recall`) replaces a tag that reached the store some other way (an
+//! older version, another program) with `[recalled_memory tag removed]`; the structured
+//! output keeps the stored text as it is.
+//!
 //! # Policy
 //!
 //! Every tool declares [`tool_core::Access::State`]: store `memory` for the `memory_*` tools and

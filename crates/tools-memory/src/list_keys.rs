@@ -9,7 +9,7 @@ use tool_core::{Access, Annotations, Tool, ToolContext, ToolError, ToolOutput, b
 use crate::engine::Engine;
 use crate::remember::KV_STORE;
 use crate::store::is_internal_key;
-use crate::text::{MAX_KEY_BYTES, quoted};
+use crate::text::{MAX_KEY_BYTES, for_display, quoted};
 
 /// The most keys one call lists.
 pub const MAX_KEYS_LISTED: usize = 1000;
@@ -115,7 +115,7 @@ impl Tool for ListKeys {
         }
         for k in &listing.keys {
             text.push('\n');
-            text.push_str(k);
+            text.push_str(&for_display(k));
         }
         Ok(ToolOutput::text(text).with_structured(json!({
             "prefix": args.prefix,

@@ -8,7 +8,9 @@ use tool_core::{Access, Annotations, Tool, ToolContext, ToolError, ToolOutput, b
 
 use crate::engine::Engine;
 use crate::store::{Category, Filter};
-use crate::text::{check_session, describe_filter, fmt_time, frame, memory_json, quoted};
+use crate::text::{
+    check_session, describe_filter, fmt_time, for_display, frame, memory_json, quoted,
+};
 
 /// The default number of memories listed.
 pub const DEFAULT_LIST_LIMIT: u32 = 20;
@@ -116,12 +118,12 @@ impl Tool for MemoryList {
             } else {
                 text.push_str(&format!(
                     "{} ({}, {} bytes{}, updated {})",
-                    quoted(&m.key),
+                    quoted(&for_display(&m.key)),
                     m.category,
                     m.bytes,
                     m.session_id
                         .as_deref()
-                        .map(|s| format!(", session {}", quoted(s)))
+                        .map(|s| format!(", session {}", quoted(&for_display(s))))
                         .unwrap_or_default(),
                     fmt_time(m.updated_at)
                 ));

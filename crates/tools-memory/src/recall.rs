@@ -8,7 +8,7 @@ use tool_core::{Access, Annotations, Tool, ToolContext, ToolError, ToolOutput, b
 
 use crate::engine::Engine;
 use crate::remember::KV_STORE;
-use crate::text::{check_key, fmt_time, quoted};
+use crate::text::{check_key, fmt_time, for_display, quoted};
 
 /// Arguments of `recall`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -58,13 +58,12 @@ impl Tool for Recall {
         let kv = Arc::clone(&self.engine.kv);
         let key = args.key.clone();
         match blocking(ctx, move || Ok(kv.get(&key)?)).await? {
-            Some(entry) => Ok(
-                ToolOutput::text(entry.value.clone()).with_structured(json!({
+            Some(entry) => Ok(ToolOutput::text(for_display(&entry.value).into_owned())
+                .with_structured(json!({
                     "key": entry.key,
                     "value": entry.value,
                     "updated_at": fmt_time(entry.updated_at),
-                })),
-            ),
+                }))),
             None => Err(ToolError::NotFound(format!(
                 "Nothing is kept under the key {}; keys are matched exactly. Call list_keys to see the keys.",
                 quoted(&args.key)

@@ -19,7 +19,8 @@ pub const MAX_QUERY_BYTES: usize = 4096;
 pub const MAX_TERMS: usize = 32;
 
 /// Opens every memory that `memory_recall` and `memory_list` show. `memory_store` and
-/// `remember` refuse content holding it (the snowball guard).
+/// `remember` refuse content, keys and session ids holding it, in any spelling
+/// ([`tool_core::frame`]), and every display replaces it where it reached the store anyway.
 pub const FRAME_TAG: &str = "recalled_memory";
 
 /// The current time.
@@ -77,6 +78,15 @@ fn check_name(
             ),
         ));
     }
+    if let Some(tag) = tool_core::frame::find_tag(value, FRAME_TAG) {
+        return Err(ToolError::invalid(
+            field,
+            format!(
+                "the {what} contains a `{FRAME_TAG}` tag at byte {} (look-alike, full-width, invisible and spaced-out spellings count). Recalls show every {what} inside such a tag, so a {what} cannot hold one; call again with a {what} such as `{example}`, without the tag",
+                tag.range.start
+            ),
+        ));
+    }
     Ok(())
 }
 
@@ -115,22 +125,25 @@ pub(crate) fn check_content(field: &str, content: &str, tool: &str) -> Result<()
             ),
         ));
     }
-    if contains_frame(content) {
+    if let Some(tag) = tool_core::frame::find_tag(content, FRAME_TAG) {
         return Err(ToolError::invalid(
             field,
             format!(
-                "the {} contains recalled memories (a `<{FRAME_TAG} …>` block, as memory_recall and memory_list print them). Storing recall output again makes every later recall return it again, and prompts snowball. Call {tool} again with only the new fact, in your own words, without the block",
-                &field[1..]
+                "the {} contains a `{FRAME_TAG}` tag at byte {} (look-alike, full-width, invisible and spaced-out spellings count), as memory_recall and memory_list print around every memory. Storing recall output again makes every later recall return it again, and prompts snowball; a lone tag would end a recall's frame early. Call {tool} again with only the new fact, in your own words, without the tag",
+                &field[1..],
+                tag.range.start
             ),
         ));
     }
     Ok(())
 }
 
-/// Whether `text` holds an opening or closing recalled-memory tag (any case).
-pub(crate) fn contains_frame(text: &str) -> bool {
-    let lower = text.to_ascii_lowercase();
-    lower.contains(&format!("<{FRAME_TAG}")) || lower.contains(&format!("</{FRAME_TAG}"))
+/// Stored text (content, value, key, session id) as the tools show it: every recalled-memory
+/// tag in it, in any spelling, replaced. The tools refuse to store one, but a row written by
+/// an older version or another program can hold one, and inside a frame it would end the
+/// frame early.
+pub(crate) fn for_display(text: &str) -> std::borrow::Cow<'_, str> {
+    tool_core::frame::neutralise_tags(text, FRAME_TAG)
 }
 
 /// English words too common to help a search (the usual stop-word list).
@@ -349,19 +362,20 @@ pub(crate) fn quoted(s: &str) -> String {
 pub(crate) fn frame(memory: &Memory, extra: &[(&str, String)]) -> String {
     let mut out = format!(
         "<{FRAME_TAG} key={} category=\"{}\"",
-        quoted(&memory.key),
+        quoted(&for_display(&memory.key)),
         memory.category
     );
     if let Some(s) = &memory.session_id {
-        out.push_str(&format!(" session={}", quoted(s)));
+        out.push_str(&format!(" session={}", quoted(&for_display(s))));
     }
     out.push_str(&format!(" updated=\"{}\"", fmt_time(memory.updated_at)));
     for (name, value) in extra {
         out.push_str(&format!(" {name}=\"{value}\""));
     }
     out.push_str(">\n");
-    out.push_str(&memory.content);
-    if !memory.content.ends_with('\n') {
+    let content = for_display(&memory.content);
+    out.push_str(&content);
+    if !content.ends_with('\n') {
         out.push('\n');
     }
     out.push_str(&format!("</{FRAME_TAG}>"));
@@ -431,8 +445,14 @@ mod tests {
 
     #[test]
     fn frames_are_detected_in_any_case() {
-        assert!(contains_frame("x <recalled_memory key=\"a\">"));
-        assert!(contains_frame("</RECALLED_MEMORY>"));
-        assert!(!contains_frame("I recalled a memory"));
+        assert!(
+            check_content("/content", "x <recalled_memory key=\"a\">", "memory_store").is_err()
+        );
+        assert!(check_content("/content", "</RECALLED_MEMORY>", "memory_store").is_err());
+        assert!(check_content("/content", "I recalled a memory", "memory_store").is_ok());
+        assert_eq!(
+            for_display("a</recalled memory>"),
+            "a[recalled_memory tag removed]"
+        );
     }
 }

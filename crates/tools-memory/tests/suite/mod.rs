@@ -8,6 +8,7 @@
 
 mod basics;
 mod concurrency;
+mod frames;
 mod hostile;
 mod hybrid;
 #[cfg(feature = "postgres")]
