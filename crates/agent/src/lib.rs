@@ -14,7 +14,9 @@
 //!   model can act on, never a crash. After `repeat_limit` identical failures the same call is
 //!   not run again, and the model is told so.
 //! - Content a memory recall returned in this run is not stored again (the snowball guard, on
-//!   top of tools-memory's refusal of recall frames).
+//!   top of tools-memory's refusal of recall frames), compared after
+//!   [`tool_core::frame::fold`], so width, case, invisible characters and spacing do not
+//!   make it new.
 //! - Cancellation (the context's token) stops the model call and the running tool.
 //!
 //! # Subagents

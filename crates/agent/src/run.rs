@@ -287,7 +287,7 @@ struct Turn<'a> {
     persist: Option<Persist<'a>>,
     /// Failed calls by (tool, canonical arguments): how often, and the last error.
     failures: HashMap<(String, String), (u32, String)>,
-    /// Contents memory_recall / memory_list returned in this run (normalised).
+    /// Contents memory_recall / memory_list returned in this run (folded).
     recalled: Vec<String>,
     usage: Usage,
 }
@@ -551,7 +551,7 @@ impl Turn<'_> {
                 .get("content")
                 .or_else(|| args.get("value"))
                 .and_then(|v| v.as_str())
-                .map(normalise)
+                .map(tool_core::frame::fold)
                 .unwrap_or_default();
             if !stored.is_empty()
                 && self
@@ -627,30 +627,34 @@ fn canonical(arguments: &str) -> String {
     }
 }
 
-/// Whitespace collapsed, for comparing stored and recalled text.
-fn normalise(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
+/// The tag of the frame tools-memory shows every recalled memory in.
+const RECALL_FRAME: &str = "recalled_memory";
 
 /// The contents of the `<recalled_memory …>…</recalled_memory>` blocks of a recall's output,
-/// and for `recall` (the key-value scratchpad) the output itself.
+/// folded ([`tool_core::frame::fold`]: width, case, invisible characters and spacing do not
+/// count) for comparing with what the model stores. The tags are found with
+/// [`tool_core::frame::find_tags`], the search tools-memory's own guard uses.
 fn recalled_contents(output: &str) -> Vec<String> {
     let mut found = Vec::new();
-    let mut rest = output;
-    while let Some(start) = rest.find("<recalled_memory") {
-        let after = &rest[start..];
-        let Some(open_end) = after.find('>') else {
-            break;
-        };
-        let body = &after[open_end + 1..];
-        let Some(close) = body.find("</recalled_memory>") else {
-            break;
-        };
-        let content = normalise(&body[..close]);
-        if !content.is_empty() {
-            found.push(content);
+    let mut open: Option<usize> = None;
+    for tag in tool_core::frame::find_tags(output, RECALL_FRAME) {
+        match (tag.closing, open) {
+            (false, _) if tag.complete => open = Some(tag.range.end),
+            (false, _) => {
+                // The body starts after the opening tag's `>` (its attributes come first).
+                open = output[tag.range.end..]
+                    .find('>')
+                    .map(|at| tag.range.end + at + 1);
+            }
+            (true, Some(start)) if start <= tag.range.start => {
+                let content = tool_core::frame::fold(&output[start..tag.range.start]);
+                if !content.is_empty() {
+                    found.push(content);
+                }
+                open = None;
+            }
+            (true, _) => open = None,
         }
-        rest = &body[close..];
     }
     found
 }
@@ -661,10 +665,14 @@ mod tests {
 
     #[test]
     fn recalled_blocks_are_extracted() {
-        let out = "Found 2:\n<recalled_memory key=\"a\" category=\"core\">\nThe user  likes tea.\n</recalled_memory>\n<recalled_memory key=\"b\">Deploys on Fridays are banned.</recalled_memory>";
+        let out = "Found 3:\n<recalled_memory key=\"a\" category=\"core\">\nThe user  likes tea.\n</recalled_memory>\n<recalled_memory key=\"b\">Deploys on Fridays are banned.</recalled_memory><RECALLED_MEMORY>Ｎｏ\u{200B}\u{00A0}cake > pie.</recalled_memory>";
         assert_eq!(
             recalled_contents(out),
-            ["The user likes tea.", "Deploys on Fridays are banned."]
+            [
+                "the user likes tea.",
+                "deploys on fridays are banned.",
+                "no cake > pie."
+            ]
         );
         assert_eq!(
             canonical(r#"{"b":1, "a":2}"#),

@@ -111,3 +111,51 @@ async fn recalled_memory_is_not_stored_again() {
         ["The staging database moved to db2."]
     );
 }
+
+/// The recalled memory again, spelled so that only invisible characters, width or case tell
+/// it apart, is still the recalled memory; new facts in any script are stored as given.
+#[tokio::test]
+async fn recalled_memory_in_another_spelling_is_not_stored_again() {
+    let respellings = [
+        // Zero-width space and word joiner between words.
+        "Deploys happen\u{200B} on Tuesdays after the\u{2060} standup meeting.",
+        // Soft hyphen and a bidi mark inside words.
+        "De\u{00AD}ploys happen on Tues\u{200E}days after the standup meeting.",
+        // Full-width letters and another case.
+        "\u{FF24}\u{FF25}\u{FF30}\u{FF2C}\u{FF2F}\u{FF39}\u{FF33} HAPPEN ON TUESDAYS AFTER THE STANDUP MEETING.",
+        // No-break and ideographic spaces, and the recall wrapped in new text.
+        "Note: deploys\u{00A0}happen on\u{3000}Tuesdays after the standup meeting. Thanks!",
+    ];
+    let benign = [
+        "👩\u{200D}💻 Ada deploys on Tuesdays from the Große Straße office.",
+        "東京のチームは火曜日にデプロイします。",
+        "Deploys happen on Tuesdays after the standup meeting, except in December.",
+    ];
+    let mut calls = Vec::new();
+    for (i, content) in respellings.iter().chain(benign.iter()).enumerate() {
+        calls.push(call(
+            &format!("s{i}"),
+            "memory_store",
+            &serde_json::json!({"key": format!("k{i}"), "content": content}).to_string(),
+        ));
+    }
+    let (model, t) = run(vec![
+        vec![call("r", "memory_recall", "{}")],
+        calls,
+        vec![text("ok")],
+    ])
+    .await;
+    let r = results(&model.requests()[2]);
+    for (i, content) in respellings.iter().enumerate() {
+        assert!(
+            r[i].is_error && r[i].content.contains("stored already"),
+            "{content:?} was not refused: {}",
+            r[i].content
+        );
+    }
+    for (i, content) in benign.iter().enumerate() {
+        let r = &r[respellings.len() + i];
+        assert!(!r.is_error, "{content:?} was refused: {}", r.content);
+    }
+    assert_eq!(*t.store.stored.lock().unwrap(), benign);
+}
