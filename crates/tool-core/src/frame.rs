@@ -148,6 +148,11 @@ struct Skeleton {
 
 impl Skeleton {
     fn of(text: &str) -> Skeleton {
+        // Only `<` opens a tag among ASCII characters (NFKD leaves them alone), so plain
+        // ASCII text without one needs no folding: the common case for stored memories.
+        if text.bytes().all(|b| b.is_ascii() && b != b'<') {
+            return Skeleton { chars: Vec::new() };
+        }
         let mut chars = Vec::with_capacity(text.len());
         let mut gap = false;
         for (at, original) in text.char_indices() {
