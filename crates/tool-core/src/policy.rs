@@ -89,6 +89,11 @@ pub enum Access {
         /// Why the tool classified it so, naming the program (`rm: deletes a tree`); empty
         /// for a plain read. Refusals and approval requests repeat it.
         why: String,
+        /// Each simple command the line runs, as the tool's parser reads it: the program's
+        /// base name and its arguments, quotes removed, wrappers unwrapped (`echo hi; /bin/tar
+        /// -x` gives `echo hi` and `tar -x`). `deny` and `ask` rules on commands match any of
+        /// them as well as the whole line, so no spelling or position slips past them.
+        commands: Vec<String>,
     },
     /// Talk to a network host.
     Network {
@@ -318,6 +323,15 @@ impl Rule {
             None => true,
             Some((pattern, path_glob, text_glob)) => {
                 let subject = access.subject();
+                // A rule that refuses or asks about a command holds for every simple command in
+                // the line, however it is spelled (`echo; /bin/tar`, `command tar`, `t""ar`);
+                // an allow rule has to match the whole line (see `is_compound`).
+                if let Access::Execute { commands, .. } = access
+                    && self.decision != Decision::Allow
+                    && commands.iter().any(|c| text_glob.is_match(c))
+                {
+                    return true;
+                }
                 if !access.is_path() {
                     return text_glob.is_match(&subject);
                 }

@@ -328,6 +328,7 @@ impl Tool for HardwareMemory {
                 // Attaching a probe halts and resumes the core even for a read, so both ask in
                 // supervised mode (add probe-rs to policy.allowed_commands to run without asking).
                 vec![Access::Execute {
+                    commands: vec![command.clone()],
                     command,
                     programs: vec![program],
                     risk: Risk::Medium,

@@ -463,6 +463,7 @@ pub(crate) fn plan(
             programs: analysis.programs(),
             risk,
             why,
+            commands: analysis.simple_commands(),
         },
     );
 

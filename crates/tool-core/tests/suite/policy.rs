@@ -27,6 +27,7 @@ fn exec(command: &str, programs: &[&str], risk: Risk) -> Access {
         programs: programs.iter().map(|s| s.to_string()).collect(),
         risk,
         why: String::new(),
+        commands: vec![command.into()],
     }
 }
 

@@ -52,6 +52,7 @@ impl JobRunner for RecordingRunner {
                     programs: vec![program],
                     risk,
                     why: String::new(),
+                    commands: vec![c.clone()],
                 }])
             }
             JobAction::Prompt(_) => Err(ToolError::Failed(

@@ -167,6 +167,23 @@ impl Analysis {
         out
     }
 
+    /// Each program the line runs with its arguments, as policy rules on commands see them:
+    /// the program's base name (`/bin/tar` is `tar`) and its arguments, space-separated.
+    pub fn simple_commands(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for c in self.commands.iter().filter(|c| !c.synthetic) {
+            let base = c.program.rsplit('/').next().unwrap_or(&c.program);
+            let line = std::iter::once(base)
+                .chain(c.args.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" ");
+            if !out.contains(&line) {
+                out.push(line);
+            }
+        }
+        out
+    }
+
     /// The reasons for the overall risk, one per command that has it.
     pub fn reasons(&self) -> Vec<String> {
         self.commands

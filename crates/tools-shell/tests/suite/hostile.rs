@@ -512,3 +512,46 @@ async fn seed_aliases() {
         .await;
     assert!(super::text(&out).contains("via alias"));
 }
+
+/// Found by the adversary: `shell(tar*)` = deny matched the start of the line only, so `echo hi;
+/// tar …`, `/bin/tar`, `command tar`, `t""ar` and the rest ran. Rules that refuse or ask hold
+/// for every simple command, however spelled and wherever in the line; twins that only mention
+/// the word, or run something else, are not caught.
+#[tokio::test]
+async fn command_rules_hold_for_every_simple_command_in_the_line() {
+    let fx = Fixture::new();
+    let policy = || {
+        Policy::full()
+            .rule("shell(tar*)", tool_core::Decision::Deny)
+            .unwrap()
+            .rule("shell(make*)", tool_core::Decision::Ask)
+            .unwrap()
+    };
+    #[rustfmt::skip]
+    let rows: Vec<(&str, Option<tool_core::ErrorKind>)> = vec![
+        ("tar --version", Some(tool_core::ErrorKind::Denied)),
+        ("echo hi; tar --version", Some(tool_core::ErrorKind::Denied)),
+        ("/bin/tar --version", Some(tool_core::ErrorKind::Denied)),
+        (" tar --version", Some(tool_core::ErrorKind::Denied)),
+        ("\\tar --version", Some(tool_core::ErrorKind::Denied)),
+        ("t\"\"ar --version", Some(tool_core::ErrorKind::Denied)),
+        ("command tar --version", Some(tool_core::ErrorKind::Denied)),
+        ("exec tar --version", Some(tool_core::ErrorKind::Denied)),
+        ("TAR=1 tar --version", Some(tool_core::ErrorKind::Denied)),
+        ("echo $(tar --version)", Some(tool_core::ErrorKind::Denied)),
+        ("env tar --version", Some(tool_core::ErrorKind::Denied)),
+        ("timeout 5 tar --version", Some(tool_core::ErrorKind::Denied)),
+        ("true && make x", Some(tool_core::ErrorKind::NeedsApproval)),
+        ("echo tar", None),
+        ("echo make; ls", None),
+        ("ls", None),
+    ];
+    for (command, refused) in rows {
+        let result = fx.sh(policy(), command).await;
+        assert_eq!(
+            result.as_ref().err().map(|e| e.kind()),
+            refused,
+            "{command}: {result:?}"
+        );
+    }
+}
