@@ -40,6 +40,8 @@ pub mod context;
 pub mod error;
 pub mod frame;
 pub mod limits;
+#[cfg(feature = "net")]
+pub mod net;
 pub mod output;
 #[cfg(feature = "postgres")]
 pub mod pg;

@@ -30,7 +30,7 @@ const SECRET_PARTS: &[&str] = &[
 ];
 
 /// Whether the value of a header or parameter called `name` is a credential.
-pub(crate) fn is_secret_name(name: &str) -> bool {
+pub fn is_secret_name(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
     SECRET_HEADERS.contains(&name.as_str())
         || SECRET_PARTS.iter().any(|p| name.contains(p))
@@ -42,7 +42,7 @@ pub(crate) fn is_secret_name(name: &str) -> bool {
 
 /// The headers as `(name, value)` lines, secrets replaced by `[redacted, N bytes]`, values that
 /// are not text shown as `[N bytes, not text]`.
-pub(crate) fn headers(map: &HeaderMap) -> Vec<(String, String)> {
+pub fn headers(map: &HeaderMap) -> Vec<(String, String)> {
     map.iter()
         .map(|(name, value)| {
             let shown = if is_secret_name(name.as_str()) {
@@ -59,7 +59,7 @@ pub(crate) fn headers(map: &HeaderMap) -> Vec<(String, String)> {
 }
 
 /// `url` with credential-like query values replaced, for logs.
-pub(crate) fn url(url: &Url) -> String {
+pub fn url(url: &Url) -> String {
     if url.query().is_none() {
         return url.to_string();
     }

@@ -1,4 +1,12 @@
-//! The network policy's enforcement, shared by every web tool.
+//! The one outbound HTTP path of Toolshed (cargo feature `net`).
+//!
+//! Every request a tool, the agent or a store sends goes through this module: [`Net::send`] for
+//! URLs a model wrote, [`Endpoint`] for URLs from the user's trusted configuration (a webhook,
+//! an embeddings service, an LLM provider). Nothing else builds a `reqwest::Client`: clippy
+//! refuses `reqwest::Client::new`/`builder` outside this module, and an invariant test refuses
+//! the text in any crate's sources.
+//!
+//! # URLs a model wrote: [`Net`]
 //!
 //! One URL parser (the `url` crate, which reqwest itself uses) reads the URL for the checks and
 //! for the request, so the two cannot disagree about the host. A request goes out only when:
@@ -8,7 +16,7 @@
 //! 3. the host is not on the policy's deny list;
 //! 4. the host, if an address literal (in any spelling the URL standard accepts: `2130706433`,
 //!    `0x7f.1`, `0177.0.0.1`, `127.1`, `[::ffff:127.0.0.1]`), is public;
-//! 5. every address the host name resolves to is public ([`CheckedResolver`]), and the
+//! 5. every address the host name resolves to is public (the checked resolver), and the
 //!    connection goes to one of exactly those addresses.
 //!
 //! Redirects are not followed by reqwest: [`Net::send`] follows at most `max_redirects` by hand,
@@ -17,27 +25,38 @@
 //! read chunk by chunk after decompression and cut at a byte cap; the whole exchange runs under
 //! one deadline and the caller's cancellation. No proxy from the environment is used: a proxy
 //! would resolve names itself.
+//!
+//! # URLs from configuration: [`Endpoint`]
+//!
+//! The configured host may be loopback or private (the user's decision), but the request never
+//! leaves it: no redirect to another origin is followed, user information is refused, no proxy
+//! is used, the client resolves only the configured name, bodies are capped, and the deadline
+//! and cancellation hold. See the [`Endpoint`] documentation for the redirect rules.
 
 pub mod addr;
-pub(crate) mod redact;
+mod endpoint;
+pub mod redact;
 mod resolve;
 
 use std::net::IpAddr;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use crate::{Autonomy, CancellationToken, Policy, ToolContext, ToolError};
 use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Method, StatusCode};
 use tokio::time::Instant;
-use tool_core::{Autonomy, Policy, ToolContext, ToolError};
 use url::{Host, Url};
 
+pub use endpoint::{Endpoint, EndpointError, EndpointErrorKind};
 pub use resolve::{Lookup, LookupFuture, StaticLookup, SystemLookup};
 
-pub(crate) use resolve::Blocked;
+use resolve::Blocked;
 use resolve::{CheckedResolver, Exempt};
 
-/// How the web tools reach the network.
+/// How requests reach the network: the resolver, loopback exemptions for tests, redirect
+/// limit, connect timeout, user agent and extra root certificates. Shared by [`Net`] and
+/// [`Endpoint`].
 #[derive(Debug, Clone)]
 pub struct NetConfig {
     pub(crate) lookup: Arc<dyn Lookup>,
@@ -99,6 +118,12 @@ impl NetConfig {
         self
     }
 
+    /// How long to wait for a connection (10 s by default).
+    pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
     /// The `User-Agent` header sent with every request.
     pub fn with_user_agent(mut self, agent: impl Into<String>) -> Self {
         self.user_agent = agent.into();
@@ -106,30 +131,41 @@ impl NetConfig {
     }
 }
 
-/// The shared HTTP client of the web tools, built on first use.
+/// The HTTP client for URLs a model wrote (the web tools), with the address checks, built on
+/// first use. See the module documentation for what [`Net::send`] enforces.
 #[derive(Debug)]
-pub(crate) struct Net {
+pub struct Net {
     config: NetConfig,
     client: OnceLock<Result<reqwest::Client, String>>,
 }
 
 /// One request, before the checks.
 #[derive(Debug, Clone)]
-pub(crate) struct Request {
-    pub(crate) method: Method,
-    pub(crate) url: Url,
-    pub(crate) headers: HeaderMap,
-    pub(crate) body: Option<Vec<u8>>,
+pub struct Request {
+    /// The method; redirects may turn it into a `GET` (see [`Net::send`]).
+    pub method: Method,
+    /// Where it goes.
+    pub url: Url,
+    /// The request headers (credential headers are dropped when a redirect changes origin).
+    pub headers: HeaderMap,
+    /// The body, if any.
+    pub body: Option<Vec<u8>>,
     /// The deadline for the whole exchange, body included.
-    pub(crate) timeout: Duration,
+    pub timeout: Duration,
     /// The most body bytes kept (after decompression).
-    pub(crate) max_bytes: usize,
+    pub max_bytes: usize,
 }
 
 impl Request {
-    pub(crate) fn get(url: Url, timeout: Duration, max_bytes: usize) -> Self {
+    /// A `GET` of `url` with no headers, under `timeout`, keeping at most `max_bytes`.
+    pub fn get(url: Url, timeout: Duration, max_bytes: usize) -> Self {
+        Request::new(Method::GET, url, timeout, max_bytes)
+    }
+
+    /// A `method` request to `url` with no headers and no body.
+    pub fn new(method: Method, url: Url, timeout: Duration, max_bytes: usize) -> Self {
         Request {
-            method: Method::GET,
+            method,
             url,
             headers: HeaderMap::new(),
             body: None,
@@ -138,20 +174,35 @@ impl Request {
         }
     }
 
-    pub(crate) fn header(mut self, name: HeaderName, value: &str) -> Result<Self, ToolError> {
-        let value = HeaderValue::from_str(value).map_err(|_| {
+    /// Adds a header; a value that carries a credential (by the header's name) is marked
+    /// sensitive so it never shows in debug output.
+    pub fn header(mut self, name: HeaderName, value: &str) -> Result<Self, ToolError> {
+        let mut value = HeaderValue::from_str(value).map_err(|_| {
             ToolError::Failed(format!(
                 "The value for the {name} header is not a valid header value; check the configured key."
             ))
         })?;
+        if redact::is_secret_name(name.as_str()) {
+            value.set_sensitive(true);
+        }
         self.headers.insert(name, value);
         Ok(self)
+    }
+
+    /// Sets `body` as the JSON body, with its content type.
+    pub fn json(mut self, body: &serde_json::Value) -> Self {
+        self.headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        self.body = Some(body.to_string().into_bytes());
+        self
     }
 }
 
 /// Why a body was cut short.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Cut {
+pub enum Cut {
     /// It was longer than the cap (bytes).
     Size(usize),
     /// The deadline passed while it was still arriving.
@@ -162,7 +213,7 @@ pub(crate) enum Cut {
 
 impl Cut {
     /// A sentence for the model.
-    pub(crate) fn describe(&self) -> String {
+    pub fn describe(&self) -> String {
         match self {
             Cut::Size(n) => format!("the body was cut at the {n}-byte limit"),
             Cut::Time(d) => format!(
@@ -176,36 +227,44 @@ impl Cut {
 
 /// A redirect that was not followed, and why.
 #[derive(Debug, Clone)]
-pub(crate) struct Unfollowed {
-    pub(crate) location: Url,
-    pub(crate) why: String,
+pub struct Unfollowed {
+    /// Where the redirect pointed.
+    pub location: Url,
+    /// Why it was not followed, as a clause for a sentence.
+    pub why: String,
     /// Whether the policy refused the hop (its host is not on the allow list), as opposed to
     /// a limit (too many redirects): a tool that fails on it reports a `Denied`.
-    pub(crate) by_policy: bool,
+    pub by_policy: bool,
 }
 
 /// A response, after redirects.
 #[derive(Debug)]
-pub(crate) struct Fetched {
-    pub(crate) status: StatusCode,
-    pub(crate) headers: HeaderMap,
-    pub(crate) url: Url,
-    pub(crate) body: Vec<u8>,
-    pub(crate) cut: Option<Cut>,
+pub struct Fetched {
+    /// The status of the last response.
+    pub status: StatusCode,
+    /// The headers of the last response.
+    pub headers: HeaderMap,
+    /// The URL of the last response (after the redirects followed).
+    pub url: Url,
+    /// The body, at most the request's `max_bytes`.
+    pub body: Vec<u8>,
+    /// Why the body is incomplete, when it is.
+    pub cut: Option<Cut>,
     /// The URLs redirected through, in order (the first request's URL not included).
-    pub(crate) redirects: Vec<Url>,
-    pub(crate) unfollowed: Option<Unfollowed>,
+    pub redirects: Vec<Url>,
+    /// A redirect that was not followed, when the last response is one.
+    pub unfollowed: Option<Unfollowed>,
 }
 
 impl Fetched {
     /// The media type without parameters, lower case (`text/html`).
-    pub(crate) fn media_type(&self) -> Option<String> {
+    pub fn media_type(&self) -> Option<String> {
         let ct = self.headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
         Some(ct.split(';').next()?.trim().to_ascii_lowercase())
     }
 
     /// The `charset` parameter of the content type.
-    pub(crate) fn charset(&self) -> Option<String> {
+    pub fn charset(&self) -> Option<String> {
         let ct = self.headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
         ct.split(';').skip(1).find_map(|p| {
             let (k, v) = p.split_once('=')?;
@@ -215,9 +274,9 @@ impl Fetched {
     }
 }
 
-/// Parses and checks `raw` (the static half of the checks: scheme, user information, deny
-/// list, address literals). `field` is the argument's JSON pointer for error messages.
-pub(crate) fn check_url(
+/// Parses and checks `raw`, a URL a model wrote (the static half of the checks: scheme, user
+/// information, deny list, address literals). `field` is the argument's JSON pointer for error messages.
+pub fn check_url(
     raw: &str,
     policy: &Policy,
     config: &NetConfig,
@@ -332,7 +391,7 @@ fn control_name(c: char) -> &'static str {
 }
 
 /// The host as the policy sees it: lower case, punycode, IPv6 without brackets.
-pub(crate) fn host_name(url: &Url) -> String {
+pub fn host_name(url: &Url) -> String {
     match url.host() {
         Some(Host::Ipv6(v6)) => v6.to_string(),
         Some(h) => h.to_string(),
@@ -341,24 +400,30 @@ pub(crate) fn host_name(url: &Url) -> String {
 }
 
 fn shorten(s: &str) -> String {
-    tool_core::truncate::cut_line(s, 200).into_owned()
+    crate::truncate::cut_line(s, 200).into_owned()
 }
 
 impl Net {
-    pub(crate) fn new(config: NetConfig) -> Self {
+    /// A client with `config`; nothing is built or resolved until the first request.
+    pub fn new(config: NetConfig) -> Self {
         Net {
             config,
             client: OnceLock::new(),
         }
     }
 
-    pub(crate) fn config(&self) -> &NetConfig {
+    /// The configuration this client was made with.
+    pub fn config(&self) -> &NetConfig {
         &self.config
     }
 
     fn client(&self) -> Result<&reqwest::Client, ToolError> {
         let built = self.client.get_or_init(|| {
-            let mut builder = reqwest::Client::builder()
+            // The one client for URLs a model wrote: the checked resolver, no proxy, no
+            // automatic redirects. Everything else builds its client in `Endpoint`.
+            #[allow(clippy::disallowed_methods)]
+            let builder = reqwest::Client::builder();
+            let mut builder = builder
                 .dns_resolver(Arc::new(CheckedResolver {
                     lookup: Arc::clone(&self.config.lookup),
                     exempt: Exempt(self.config.exempt.clone()),
@@ -386,7 +451,7 @@ impl Net {
 
     /// Resolves the host of `url` and checks every address, without connecting: for URLs handed
     /// to another program (a desktop browser), which resolves the name again itself.
-    pub(crate) async fn check_resolves(&self, url: &Url) -> Result<(), ToolError> {
+    pub async fn check_resolves(&self, url: &Url) -> Result<(), ToolError> {
         let Some(Host::Domain(name)) = url.host() else {
             return Ok(());
         };
@@ -403,7 +468,7 @@ impl Net {
     }
 
     /// Sends `req`, following redirects by hand, and reads the body up to its cap.
-    pub(crate) async fn send(&self, ctx: &ToolContext, req: Request) -> Result<Fetched, ToolError> {
+    pub async fn send(&self, ctx: &ToolContext, req: Request) -> Result<Fetched, ToolError> {
         let client = self.client()?;
         let deadline = Instant::now() + req.timeout;
         let first_host = host_name(&req.url);
@@ -503,7 +568,7 @@ impl Net {
             }
             let headers = response.headers().clone();
             let (body, cut) =
-                read_body(ctx, response, req.max_bytes, deadline, req.timeout).await?;
+                read_body(&ctx.cancel, response, req.max_bytes, deadline, req.timeout).await?;
             return Ok(Fetched {
                 status,
                 headers,
@@ -548,7 +613,7 @@ impl Net {
 
 /// Reads the body chunk by chunk (decompressed), up to `max` bytes and the deadline.
 async fn read_body(
-    ctx: &ToolContext,
+    cancel: &CancellationToken,
     mut response: reqwest::Response,
     max: usize,
     deadline: Instant,
@@ -558,7 +623,7 @@ async fn read_body(
     loop {
         let chunk = tokio::select! {
             biased;
-            _ = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
+            _ = cancel.cancelled() => return Err(ToolError::Cancelled),
             _ = tokio::time::sleep_until(deadline) => return Ok((body, Some(Cut::Time(timeout)))),
             c = response.chunk() => c,
         };
