@@ -1,6 +1,10 @@
 //! The embedding client: an OpenAI-compatible `POST {base_url}/embeddings`, its checks, and a
 //! circuit breaker.
 //!
+//! The request goes through [`tool_core::net::Endpoint`]: the configured host may be a local
+//! server (Ollama on loopback), but no redirect to another origin is followed, a base URL with
+//! user information is refused, no environment proxy is used and the body is capped.
+//!
 //! Every failure — no connection, a timeout, a non-2xx status, a body that is not the expected
 //! JSON, vectors of the wrong count or dimension, non-finite or zero vectors — comes back as a
 //! short reason the tools turn into a note; none of them fails a call. After
@@ -14,6 +18,8 @@ use std::time::Instant;
 
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
+use tool_core::CancellationToken;
+use tool_core::net::{Cut, Endpoint, Method, NetConfig, Request, Url, header};
 
 use crate::config::EmbeddingConfig;
 
@@ -25,7 +31,8 @@ const MAX_DIMENSIONS: usize = 16_384;
 pub(crate) struct Embedder {
     config: EmbeddingConfig,
     url: String,
-    client: OnceLock<Result<reqwest::Client, String>>,
+    /// The endpoint and its client, set up on first use (a refused URL is a failure reason).
+    endpoint: OnceLock<Result<Endpoint, String>>,
     breaker: Mutex<Breaker>,
 }
 
@@ -64,7 +71,7 @@ impl Embedder {
         Embedder {
             config,
             url,
-            client: OnceLock::new(),
+            endpoint: OnceLock::new(),
             breaker: Mutex::new(Breaker::default()),
         }
     }
@@ -131,11 +138,15 @@ impl Embedder {
     /// in the breaker; the caller checks [`Embedder::admit`] first.
     pub(crate) async fn embed(
         &self,
+        cancel: &CancellationToken,
         inputs: &[&str],
         expected_dim: Option<usize>,
     ) -> Result<Vec<Vec<f32>>, String> {
-        let result = self.request(inputs, expected_dim).await;
-        self.record(result.is_ok());
+        let result = self.request(cancel, inputs, expected_dim).await;
+        // A cancelled call says nothing about the provider's health.
+        if !cancel.is_cancelled() {
+            self.record(result.is_ok());
+        }
         if let Err(reason) = &result {
             tracing::warn!(url = %self.url, model = %self.config.model, %reason, "embedding request failed");
         }
@@ -144,29 +155,36 @@ impl Embedder {
 
     async fn request(
         &self,
+        cancel: &CancellationToken,
         inputs: &[&str],
         expected_dim: Option<usize>,
     ) -> Result<Vec<Vec<f32>>, String> {
         if inputs.is_empty() {
             return Ok(Vec::new());
         }
-        let client = self
-            .client
+        let endpoint = self
+            .endpoint
             .get_or_init(|| {
-                reqwest::Client::builder()
-                    .timeout(self.config.timeout)
-                    .build()
-                    .map_err(|e| format!("could not be set up ({e})"))
+                Endpoint::new("the embedding provider", &self.url, &NetConfig::default())
+                    .map_err(|e| e.detail().to_owned())
             })
             .as_ref()
             .map_err(Clone::clone)?;
-        let mut request = client.post(&self.url).json(&serde_json::json!({
-            "model": self.config.model,
-            "input": inputs,
-        }));
+        let url = Url::parse(&self.url).map_err(|e| format!("has a malformed URL ({e})"))?;
+        let mut request = Request::new(Method::POST, url, self.config.timeout, MAX_RESPONSE_BYTES)
+            .json(&serde_json::json!({
+                "model": self.config.model,
+                "input": inputs,
+            }));
         if let Some(var) = &self.config.api_key_env {
             match std::env::var(var) {
-                Ok(key) if !key.is_empty() => request = request.bearer_auth(key),
+                Ok(key) if !key.is_empty() => {
+                    request = request
+                        .header(header::AUTHORIZATION, &format!("Bearer {key}"))
+                        .map_err(|_| {
+                            format!("has a key in {var} that an HTTP header cannot carry (a line break?)")
+                        })?;
+                }
                 _ => {
                     return Err(format!(
                         "has no key: the environment variable {var} is not set"
@@ -174,37 +192,24 @@ impl Embedder {
                 }
             }
         }
-        let mut response = request.send().await.map_err(|e| self.describe(&e))?;
-        let status = response.status();
-        if !status.is_success() {
-            return Err(format!("answered HTTP {}", status.as_u16()));
+        // The detail reads on from "the embedding provider" in the tools' notes.
+        let fetched = endpoint
+            .send(cancel, request)
+            .await
+            .map_err(|e| e.detail().trim_end_matches('.').to_owned())?;
+        if !fetched.status.is_success() {
+            return Err(format!("answered HTTP {}", fetched.status.as_u16()));
         }
-        let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(|e| self.describe(&e))? {
-            if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
-                return Err(format!(
-                    "sent more than {} MiB",
-                    MAX_RESPONSE_BYTES / 1024 / 1024
-                ));
-            }
-            body.extend_from_slice(&chunk);
+        if let Some(cut) = &fetched.cut {
+            // Anything cut short is unusable as JSON: too long, or broken off.
+            return Err(match cut {
+                Cut::Size(_) => format!("sent more than {} MiB", MAX_RESPONSE_BYTES / 1024 / 1024),
+                other => format!("sent an incomplete answer ({})", other.describe()),
+            });
         }
-        let parsed: Response = serde_json::from_slice(&body)
+        let parsed: Response = serde_json::from_slice(&fetched.body)
             .map_err(|e| format!("sent a malformed response ({e})"))?;
         check_vectors(parsed, inputs.len(), expected_dim)
-    }
-
-    fn describe(&self, e: &reqwest::Error) -> String {
-        if e.is_timeout() {
-            format!(
-                "did not answer within {} s",
-                self.config.timeout.as_secs_f64()
-            )
-        } else if e.is_connect() {
-            "could not be reached".to_string()
-        } else {
-            format!("failed ({e})")
-        }
     }
 
     /// How long the breaker stays open, for tests of this module.

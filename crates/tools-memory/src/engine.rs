@@ -223,7 +223,10 @@ impl Engine {
             });
         }
         let inputs: Vec<&str> = misses.iter().map(|(_, input, _)| input.as_str()).collect();
-        let vectors = match embedder.embed(&inputs, want_dim.or(stored_dim)).await {
+        let vectors = match embedder
+            .embed(&ctx.cancel, &inputs, want_dim.or(stored_dim))
+            .await
+        {
             Ok(v) => v,
             Err(reason) => {
                 return Ok(Backfill {
@@ -271,7 +274,7 @@ impl Engine {
         };
         let input = embedder.input(query);
         Ok(embedder
-            .embed(&[input], want)
+            .embed(&ctx.cancel, &[input], want)
             .await
             .map(|mut v| v.pop().unwrap_or_default()))
     }

@@ -43,13 +43,16 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use crate::{Autonomy, CancellationToken, Policy, ToolContext, ToolError};
-use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
-use reqwest::{Method, StatusCode};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use tokio::time::Instant;
-use url::{Host, Url};
+use url::Host;
 
 pub use endpoint::{Endpoint, EndpointError, EndpointErrorKind};
+/// Re-exported so that callers name methods, statuses, headers and URLs with the versions this
+/// module sends with, without a dependency of their own.
+pub use reqwest::{Method, StatusCode, header};
 pub use resolve::{Lookup, LookupFuture, StaticLookup, SystemLookup};
+pub use url::Url;
 
 use resolve::Blocked;
 use resolve::{CheckedResolver, Exempt};

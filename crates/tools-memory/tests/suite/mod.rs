@@ -8,6 +8,7 @@
 
 mod basics;
 mod concurrency;
+mod endpoint;
 mod frames;
 mod hostile;
 mod hybrid;
@@ -458,6 +459,25 @@ impl EmbedServer {
         };
         let app = axum::Router::new()
             .route("/v1/embeddings", post(embed_handler))
+            // Same-origin redirects to the real route, for the endpoint tests.
+            .route(
+                "/moved/v1/embeddings",
+                post(|| async {
+                    (
+                        StatusCode::TEMPORARY_REDIRECT,
+                        [(axum::http::header::LOCATION, "/v1/embeddings")],
+                    )
+                }),
+            )
+            .route(
+                "/found/v1/embeddings",
+                post(|| async {
+                    (
+                        StatusCode::FOUND,
+                        [(axum::http::header::LOCATION, "/v1/embeddings")],
+                    )
+                }),
+            )
             .with_state(state.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
