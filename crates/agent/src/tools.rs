@@ -3,12 +3,14 @@
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
 use tokio::task::JoinHandle;
+use tool_core::net::{Endpoint, EndpointError, EndpointErrorKind, Method, NetConfig, Request, Url};
 use tool_core::schemars::{self, JsonSchema};
 use tool_core::{Access, Annotations, DynTool, Tool, ToolContext, ToolError, ToolOutput, typed};
 
@@ -23,7 +25,9 @@ use crate::spec::{AgentSpec, DEFAULT_SYSTEM_PROMPT, ToolFilter};
 pub struct Channels {
     /// Appends one line per message (JSON) to this file.
     pub file: Option<PathBuf>,
-    /// POSTs `{"content": …}` to this URL.
+    /// POSTs `{"content": …}` to this URL, through [`tool_core::net::Endpoint`]: the host may
+    /// be private (a relay the user runs), but a redirect to another origin is never followed
+    /// and a URL with user information is refused.
     pub webhook: Option<String>,
 }
 
@@ -133,6 +137,7 @@ pub(crate) fn agent_tools(
         out.push(typed(SendMessage {
             runtime: Arc::clone(runtime),
             depth,
+            webhook: OnceLock::new(),
         }));
     }
     // A subagent may delegate only when its own allow map names `delegate` explicitly; the
@@ -259,6 +264,8 @@ pub struct MessageArgs {
 struct SendMessage {
     runtime: Arc<Runtime>,
     depth: u32,
+    /// The webhook channel's endpoint, set up on its first message.
+    webhook: OnceLock<Result<Endpoint, EndpointError>>,
 }
 
 impl SendMessage {
@@ -296,6 +303,49 @@ impl SendMessage {
     }
 }
 
+impl SendMessage {
+    /// POSTs `{"content": …}` to the configured webhook.
+    async fn post_webhook(
+        &self,
+        cancel: &tool_core::CancellationToken,
+        content: &str,
+    ) -> Result<(), ToolError> {
+        /// The most of the webhook's answer that is read: only its status matters.
+        const MAX_ANSWER_BYTES: usize = 64 * 1024;
+        let console = "tell the user on the console instead";
+        let raw = self.runtime.channels.webhook.as_deref().unwrap_or_default();
+        let endpoint = self
+            .webhook
+            .get_or_init(|| Endpoint::new("the webhook", raw, &NetConfig::default()))
+            .as_ref()
+            .map_err(|e| ToolError::Failed(format!("{e} Until then, {console}.")))?;
+        let request = Request::new(
+            Method::POST,
+            endpoint.url().clone(),
+            Duration::from_secs(15),
+            MAX_ANSWER_BYTES,
+        )
+        .json(&json!({ "content": content }));
+        let answer = endpoint
+            .send(cancel, request)
+            .await
+            .map_err(|e| match e.kind() {
+                EndpointErrorKind::Cancelled => ToolError::Cancelled,
+                EndpointErrorKind::Timeout => {
+                    ToolError::Timeout(format!("{e} Meanwhile, {console}."))
+                }
+                _ => ToolError::Failed(format!("{e} Meanwhile, {console}.")),
+            })?;
+        if !answer.status.is_success() {
+            return Err(ToolError::Failed(format!(
+                "The webhook answered HTTP {}; {console}.",
+                answer.status.as_u16()
+            )));
+        }
+        Ok(())
+    }
+}
+
 #[async_trait]
 impl Tool for SendMessage {
     const NAME: &'static str = "message";
@@ -316,7 +366,7 @@ impl Tool for SendMessage {
         Ok(match channel {
             "webhook" => {
                 let url = self.runtime.channels.webhook.as_deref().unwrap_or_default();
-                let host = reqwest::Url::parse(url)
+                let host = Url::parse(url)
                     .ok()
                     .and_then(|u| u.host_str().map(str::to_owned))
                     .unwrap_or_else(|| url.to_owned());
@@ -329,7 +379,7 @@ impl Tool for SendMessage {
         })
     }
 
-    async fn call(&self, _ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
         let channel = self.channel(&args)?.to_owned();
         match channel.as_str() {
             "file" => {
@@ -342,26 +392,7 @@ impl Tool for SendMessage {
                     ))
                 })?;
             }
-            "webhook" => {
-                let url = self.runtime.channels.webhook.clone().unwrap_or_default();
-                let response = reqwest::Client::new()
-                    .post(&url)
-                    .json(&json!({ "content": args.content }))
-                    .timeout(std::time::Duration::from_secs(15))
-                    .send()
-                    .await
-                    .map_err(|e| {
-                        ToolError::Failed(format!(
-                            "The webhook could not be reached ({e}); tell the user on the console instead."
-                        ))
-                    })?;
-                if !response.status().is_success() {
-                    return Err(ToolError::Failed(format!(
-                        "The webhook answered HTTP {}; tell the user on the console instead.",
-                        response.status().as_u16()
-                    )));
-                }
-            }
+            "webhook" => self.post_webhook(&ctx.cancel, &args.content).await?,
             _ => self.runtime.emit(AgentEvent::Message {
                 depth: self.depth,
                 content: args.content.clone(),

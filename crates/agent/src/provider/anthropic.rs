@@ -453,7 +453,7 @@ impl ModelProvider for AnthropicProvider {
             .run(cancel, stream, move || async move {
                 let mut builder = self
                     .http
-                    .post(&self.url, body)
+                    .post(&self.url, body)?
                     .header("anthropic-version", HeaderValue::from_static(API_VERSION));
                 if let Some(key) = self.http.key_header() {
                     builder = builder.header("x-api-key", key.clone());

@@ -451,7 +451,7 @@ impl ModelProvider for GeminiProvider {
         let url = &self.url(&request.model, stream.is_some());
         self.http
             .run(cancel, stream, move || async move {
-                let mut builder = self.http.post(url, body);
+                let mut builder = self.http.post(url, body)?;
                 if let Some(key) = self.http.key_header() {
                     builder = builder.header("x-goog-api-key", key.clone());
                 }

@@ -1,6 +1,10 @@
 //! What the three providers share over HTTP: the client, the per-attempt deadline, retries with
 //! jittered exponential backoff that honour `Retry-After`, cancellation, reading bodies and
 //! event streams, and turning error statuses into [`ProviderError`] sentences.
+//!
+//! The client is the configured endpoint's ([`tool_core::net::Endpoint::client`]): no proxy
+//! from the environment, no redirects (a 3xx is an error that names where it pointed), and
+//! every request URL is checked to be on the configured base URL's origin before it is sent.
 
 use std::hash::{BuildHasher, Hasher};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -9,6 +13,7 @@ use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::Value;
 use tool_core::CancellationToken;
+use tool_core::net::{Endpoint, NetConfig, Url};
 
 use super::sse::{SseEvent, SseParser};
 use super::{ApiKey, ProviderConfig, ProviderError, StreamEvent, StreamSink};
@@ -74,7 +79,8 @@ pub(crate) enum Flow {
 
 /// The HTTP side of one provider: client, endpoint, key, deadline and retry settings.
 pub(crate) struct Http {
-    client: reqwest::Client,
+    /// The base URL's endpoint: its client and the origin every request must stay on.
+    endpoint: Endpoint,
     /// The provider's name in sentences: `OpenAI`, `Anthropic`, `Gemini`.
     provider: &'static str,
     base_url: String,
@@ -142,18 +148,12 @@ impl Http {
                 Some(value)
             }
         };
-        let client = reqwest::Client::builder()
-            .connect_timeout(config.timeout.min(Duration::from_secs(30)))
-            .build()
-            .map_err(|e| {
-                ProviderError::Connect(format!(
-                    "Could not set up the HTTP client for {provider}: {}; check the TLS setup \
-                     of this machine.",
-                    error_chain(&e)
-                ))
-            })?;
+        let net =
+            NetConfig::default().with_connect_timeout(config.timeout.min(Duration::from_secs(30)));
+        let endpoint = Endpoint::new(provider, &base_url, &net)
+            .map_err(|e| ProviderError::Connect(e.to_string()))?;
         Ok(Http {
-            client,
+            endpoint,
             provider,
             base_url,
             key_env: config.api_key_env.clone(),
@@ -175,9 +175,18 @@ impl Http {
         self.key_header.as_ref()
     }
 
-    /// A POST of `body` as JSON to `url`.
-    pub(crate) fn post(&self, url: &str, body: &Value) -> reqwest::RequestBuilder {
-        self.client.post(url).json(body)
+    /// A POST of `body` as JSON to `url`, which must be on the base URL's origin.
+    pub(crate) fn post(&self, url: &str, body: &Value) -> Result<reqwest::RequestBuilder, Failure> {
+        let parsed = Url::parse(url).map_err(|e| {
+            Failure::Fatal(ProviderError::Connect(format!(
+                "The {} request URL `{url}` is not a URL ({e}); check the base URL ({}).",
+                self.provider, self.base_url
+            )))
+        })?;
+        self.endpoint
+            .check(&parsed)
+            .map_err(|e| Failure::Fatal(ProviderError::Connect(e.to_string())))?;
+        Ok(self.endpoint.client().post(parsed).json(body))
     }
 
     /// Runs `attempt` until it succeeds, fails for good, retries run out or `cancel` fires.
@@ -289,6 +298,9 @@ impl Http {
         let status = response.status();
         if status.is_success() {
             return Ok(response);
+        }
+        if status.is_redirection() {
+            return Err(Failure::Fatal(self.redirected(status, response.headers())));
         }
         let after = retry_after(response.headers(), SystemTime::now());
         let mut body = Vec::new();
@@ -430,6 +442,26 @@ impl Http {
             },
             fatal => fatal,
         }
+    }
+
+    /// The error for a redirect: the client follows none, so the provider's answer is final.
+    fn redirected(&self, status: StatusCode, headers: &HeaderMap) -> ProviderError {
+        let location = headers
+            .get(reqwest::header::LOCATION)
+            .and_then(|l| l.to_str().ok())
+            .map(|l| self.scrub(l));
+        let to = match &location {
+            Some(l) => format!(" to {}", truncate(l, 300)),
+            None => String::new(),
+        };
+        ProviderError::Connect(format!(
+            "{} at {} redirected elsewhere (HTTP {}{to}) and the redirect was not followed: \
+             requests stay on the configured base URL. If the API has moved, set the base URL \
+             to its new address.",
+            self.provider,
+            self.base_url,
+            status.as_u16()
+        ))
     }
 
     fn transport(&self, e: &reqwest::Error) -> Failure {

@@ -496,7 +496,7 @@ impl ModelProvider for OpenAiProvider {
         let body = &self.body(request, stream.is_some());
         self.http
             .run(cancel, stream, move || async move {
-                let mut builder = self.http.post(&self.url, body);
+                let mut builder = self.http.post(&self.url, body)?;
                 if let Some(key) = self.http.key_header() {
                     builder = builder.header(AUTHORIZATION, key.clone());
                 }

@@ -3,6 +3,7 @@
 mod guards;
 mod loop_;
 mod subagents;
+mod webhook;
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
