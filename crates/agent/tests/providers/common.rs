@@ -493,6 +493,96 @@ pub(crate) async fn unreachable_server_is_a_connect_error(d: &Dialect) {
     assert_eq!(retries(&events).len(), 1);
 }
 
+/// The base URL is a configured endpoint: requests never leave its origin. Each hostile
+/// configuration beside its benign twin, against real servers on loopback: `target` is the
+/// real provider, `front` stands where the base URL points.
+pub(crate) async fn redirects_and_user_information_are_refused(d: &Dialect) {
+    #[derive(Debug, Clone, Copy)]
+    enum Base {
+        /// Twin: the base URL is the provider itself.
+        Direct,
+        /// `front` answers this status with a Location on `target` (another port).
+        RedirectElsewhere(u16),
+        /// `front` answers 307 with a Location on itself: not followed either, since the
+        /// streaming client follows no redirect at all.
+        RedirectSameOrigin,
+        /// The provider's URL with `user:pw@` in it.
+        WithUserInfo,
+    }
+    // (base, Ok(()) when the target must answer, or Err(fragment of the Connect error))
+    let rows: &[(Base, Result<(), &str>)] = &[
+        (Base::Direct, Ok(())),
+        (
+            Base::RedirectElsewhere(302),
+            Err("redirected elsewhere (HTTP 302"),
+        ),
+        (
+            Base::RedirectElsewhere(307),
+            Err("redirected elsewhere (HTTP 307"),
+        ),
+        (
+            Base::RedirectElsewhere(308),
+            Err("redirected elsewhere (HTTP 308"),
+        ),
+        (
+            Base::RedirectSameOrigin,
+            Err("redirected elsewhere (HTTP 307"),
+        ),
+        (Base::WithUserInfo, Err("user information")),
+    ];
+    for (base, want) in rows {
+        let target = Server::start(vec![Reply::ok(d.text_json)]).await;
+        let front_reply = match base {
+            Base::RedirectElsewhere(status) => Some(Reply::with_header(
+                *status,
+                "location",
+                &format!("{}{}/anything", target.url, d.base_suffix),
+                "",
+            )),
+            Base::RedirectSameOrigin => Some(Reply::with_header(307, "location", "/elsewhere", "")),
+            _ => None,
+        };
+        let front = Server::start(front_reply.into_iter().collect()).await;
+        let mut config = config(d, &target, Some(KEY));
+        config.max_retries = 0;
+        match base {
+            Base::Direct => {}
+            Base::RedirectElsewhere(_) | Base::RedirectSameOrigin => {
+                config.base_url = format!("{}{}", front.url, d.base_suffix);
+            }
+            Base::WithUserInfo => {
+                config.base_url = config.base_url.replace("http://", "http://user:pw@");
+            }
+        }
+        let result = match connect(config) {
+            Err(e) => Err(e),
+            Ok(provider) => call(&*provider, &hello(d)).await,
+        };
+        match (want, result) {
+            (Ok(()), Ok(response)) => {
+                assert_eq!(text(&response), "Hello there.", "{base:?}");
+                assert_eq!(target.requests().len(), 1, "{base:?}");
+            }
+            (Err(fragment), Err(ProviderError::Connect(message))) => {
+                assert!(message.contains(fragment), "{base:?}: {message}");
+                assert!(message.starts_with(d.display), "{base:?}: {message}");
+                assert!(
+                    !message.contains(KEY) && !message.contains(":pw"),
+                    "{base:?}: {message}"
+                );
+                assert!(
+                    target.requests().is_empty(),
+                    "{base:?}: the target was reached"
+                );
+                // The redirect is final: one request to the front, no retry.
+                let expected_front = usize::from(!matches!(base, Base::WithUserInfo));
+                assert_eq!(front.requests().len(), expected_front, "{base:?}");
+            }
+            (want, got) => panic!("{base:?}: wanted {want:?}, got {got:?}"),
+        }
+    }
+}
+
 /// The shared tests, as `#[tokio::test]`s for one dialect.
 macro_rules! shared_tests {
     ($dialect:expr) => {
@@ -511,6 +601,7 @@ macro_rules! shared_tests {
             unknown_model_is_not_retried,
             attempts_time_out,
             unreachable_server_is_a_connect_error,
+            redirects_and_user_information_are_refused,
         );
     };
     (@each $dialect:expr; $($name:ident,)*) => {
