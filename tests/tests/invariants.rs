@@ -104,3 +104,50 @@ fn libraries_do_not_use_anyhow() {
         );
     }
 }
+
+/// Every outbound HTTP request goes through `tool_core::net` (`Net::send` for URLs a model
+/// wrote, `Endpoint` for configured ones): no crate's sources outside `tool-core/src/net`
+/// build a reqwest client. clippy.toml bans the constructors too, but a local `#[allow]` would
+/// silence clippy; this looks at the text.
+#[test]
+fn http_clients_are_built_only_in_tool_core_net() {
+    const CONSTRUCTORS: &[&str] = &[
+        "reqwest::Client::new",
+        "Client::builder(",
+        "ClientBuilder::new",
+    ];
+    let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates");
+    let allowed = crates.join("tool-core/src/net");
+    let mut stack: Vec<std::path::PathBuf> = std::fs::read_dir(&crates)
+        .unwrap()
+        .map(|e| e.unwrap().path().join("src"))
+        .filter(|p| p.is_dir())
+        .collect();
+    let mut offenders = Vec::new();
+    let mut seen = 0usize;
+    while let Some(path) = stack.pop() {
+        if path.starts_with(&allowed) {
+            continue;
+        }
+        if path.is_dir() {
+            stack.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+            continue;
+        }
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        seen += 1;
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            if let Some(c) = CONSTRUCTORS.iter().find(|c| line.contains(*c)) {
+                offenders.push(format!("{}:{}: {c}", path.display(), n + 1));
+            }
+        }
+    }
+    assert!(seen > 0, "no sources found under {}", crates.display());
+    assert!(
+        offenders.is_empty(),
+        "HTTP clients are built only in crates/tool-core/src/net (send through tool_core::net::Net or Endpoint):\n{}",
+        offenders.join("\n")
+    );
+}

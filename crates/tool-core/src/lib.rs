@@ -8,6 +8,13 @@
 //!
 //! See `examples/custom_tool.rs` for a complete tool in under 100 lines.
 //!
+//! # Cargo features
+//!
+//! - `net` (off by default): [`net`], the one outbound HTTP path — `net::Net::send` for URLs
+//!   a model wrote, `net::Endpoint` for URLs from trusted configuration. Every crate that sends
+//!   HTTP enables it; none builds a client of its own.
+//! - `postgres` (off by default): `pg`, PostgreSQL pools for the store backends.
+//!
 //! # Example
 //!
 //! Every path a tool touches is resolved inside the workspace, and the policy decides from the

@@ -5,7 +5,8 @@
 //! # The network policy
 //!
 //! The policy's data lives in [`tool_core::Policy`] (`allowed_hosts`, `denied_hosts`,
-//! `allow_http`); this crate enforces it, in [`net`]:
+//! `allow_http`); this crate enforces it through [`net`], which is tool-core's network layer
+//! (`tool_core::net`, shared with every other crate that sends HTTP) re-exported:
 //!
 //! - One URL parser, the `url` crate that reqwest itself uses, reads the URL for the checks
 //!   and for the request. `https://` only, unless the policy allows `http://`. URLs with user
