@@ -19,7 +19,7 @@ use std::time::Instant;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use tool_core::CancellationToken;
-use tool_core::net::{Cut, Endpoint, Method, NetConfig, Request, Url, header};
+use tool_core::net::{Cut, Endpoint, Method, NetConfig, Request, header};
 
 use crate::config::EmbeddingConfig;
 
@@ -170,12 +170,16 @@ impl Embedder {
             })
             .as_ref()
             .map_err(Clone::clone)?;
-        let url = Url::parse(&self.url).map_err(|e| format!("has a malformed URL ({e})"))?;
-        let mut request = Request::new(Method::POST, url, self.config.timeout, MAX_RESPONSE_BYTES)
-            .json(&serde_json::json!({
-                "model": self.config.model,
-                "input": inputs,
-            }));
+        let mut request = Request::new(
+            Method::POST,
+            endpoint.url().clone(),
+            self.config.timeout,
+            MAX_RESPONSE_BYTES,
+        )
+        .json(&serde_json::json!({
+            "model": self.config.model,
+            "input": inputs,
+        }));
         if let Some(var) = &self.config.api_key_env {
             match std::env::var(var) {
                 Ok(key) if !key.is_empty() => {
