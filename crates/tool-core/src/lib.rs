@@ -10,9 +10,9 @@
 //!
 //! # Cargo features
 //!
-//! - `net` (off by default): [`net`], the one outbound HTTP path — `net::Net::send` for URLs
-//!   a model wrote, `net::Endpoint` for URLs from trusted configuration. Every crate that sends
-//!   HTTP enables it; none builds a client of its own.
+//! - `net` (off by default): `tool_core::net`, the one outbound HTTP path — `net::Net::send`
+//!   for URLs a model wrote, `net::Endpoint` for URLs from trusted configuration. Every crate
+//!   that sends HTTP enables it; none builds a client of its own.
 //! - `postgres` (off by default): `pg`, PostgreSQL pools for the store backends.
 //!
 //! # Example
