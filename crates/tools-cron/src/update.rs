@@ -55,9 +55,12 @@ impl Tool for CronUpdate {
 
     fn access(&self, ctx: &ToolContext, args: &CronUpdateArgs) -> Result<Vec<Access>, ToolError> {
         check_name(args.name.as_deref())?;
-        // Un-pausing lets the job's work run again: only for a caller that may use the tools a
-        // job runs through (as for `cron_run`).
-        let resumes: Vec<Access> = if args.paused == Some(false) {
+        // Un-pausing or rescheduling decides when the job's work runs (an agent could move a
+        // yearly job to the next minute): only for a caller that may use the tools a job runs
+        // through (as for `cron_run`).
+        let reschedules =
+            args.paused == Some(false) || args.expression.is_some() || args.delay.is_some();
+        let resumes: Vec<Access> = if reschedules {
             self.0
                 .runner
                 .tools(ctx)

@@ -647,6 +647,7 @@ async fn an_agent_without_shell_cannot_schedule_one() {
                 ),
                 ("cron_run", r#"{"job_id":1}"#),
                 ("cron_update", r#"{"job_id":1,"paused":false}"#),
+                ("cron_update", r#"{"job_id":1,"expression":"* * * * *"}"#),
                 ("schedule", r#"{"action":"resume","job_id":1}"#),
             ]),
             Turn::text("done"),
@@ -670,7 +671,7 @@ async fn an_agent_without_shell_cannot_schedule_one() {
         let run = toolshed(&d, Wire::OpenAi, &llm, &[], "schedule it").await;
         assert_eq!(run.code(), Some(0), "{}", run.stderr());
         let results = last_results(&llm);
-        assert_eq!(results.len(), 5, "{results:?}");
+        assert_eq!(results.len(), 6, "{results:?}");
         for r in &results {
             assert_eq!(
                 r.contains("not a tool this caller may use"),
