@@ -1,32 +1,727 @@
-//! Untrusted HTML as a tree whose depth is bounded.
+//! Untrusted HTML as a tree whose depth, and the work of building it, are bounded.
 //!
-//! html5ever builds its tree without recursion, but everything that reads the tree afterwards
-//! (htmd's Markdown writer, the result-page readers) recurses once per level, so a 30 KB page of
-//! 5,000 nested `<div>` would overflow the stack and abort the process — over MCP, the server of
-//! every client. [`parse`] cuts the tree at [`MAX_DEPTH`] levels before anyone walks it: an
-//! element at the limit keeps the text of everything below it, in document order, as one text
-//! child. The structure below the cut is lost; the words are not. Nothing here recurses.
+//! Two costs grow with how deep a page nests, and both are bounded here, in this order:
+//!
+//! - Building the tree. html5ever's tree builder checks its stack of open elements on every tag
+//!   (the "in scope" checks), so `<div>` repeated n times costs n² steps: a 1.2 MB page of
+//!   200,000 `<div>` ran for more than ten minutes, on a blocking thread that a timed-out call
+//!   cannot stop. Misnested markup (`<b><div></b>`, `<div><table></div></table>`) makes the
+//!   builder's stack deeper than the tags say, so counting tags is not enough. [`renest`]
+//!   therefore runs html5ever's tokenizer alone (linear in the input) and writes the tokens
+//!   back as HTML that is strictly well-nested, with its own stack of open elements capped at
+//!   [`MAX_OPEN`]; the tree builder then only ever sees a stream whose open elements it can
+//!   mirror, and its stack stays within a small multiple of the cap (the tests hold it to
+//!   `2 × MAX_OPEN + 4`), so every scope check is bounded.
+//! - Reading the tree. html5ever builds without recursion, but everything that reads the tree
+//!   afterwards (htmd's Markdown writer, the result-page readers) recurses once per level.
+//!   [`parse`] cuts the tree at [`MAX_DEPTH`] levels before anyone walks it: an element at the
+//!   limit keeps the text of everything below it, in document order, as one text child. The
+//!   structure below the cut is lost; the words are not. Nothing here recurses.
 //!
 //! The size of the input is bounded before it gets here: bodies are read to the network
 //! layer's byte cap.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::rc::Rc;
 
+use html5ever::tendril::StrTendril;
+use html5ever::tokenizer::states::RawKind;
+use html5ever::tokenizer::{
+    BufferQueue, Doctype, Tag, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts,
+};
+use html5ever::{LocalName, TokenizerResult};
 use markup5ever_rcdom::{Node, NodeData};
 
 /// The deepest level kept (real pages stay well under 40; the limit leaves room for the
 /// readers' recursion on a 2 MiB thread stack, in debug builds too).
 pub(crate) const MAX_DEPTH: usize = 128;
 
-/// The document tree of `html`, cut at [`MAX_DEPTH`], and whether anything was cut.
+/// The most elements [`renest`] keeps open at once. Above [`MAX_DEPTH`], so that a page that
+/// hits it is also cut (and says so); far above what real pages nest (under 40).
+pub(crate) const MAX_OPEN: usize = 256;
+
+/// The document tree of `html`, cut at [`MAX_DEPTH`], and whether anything was cut (or
+/// dropped for nesting deeper than [`MAX_OPEN`]).
 pub(crate) fn parse(
     converter: &htmd::HtmlToMarkdown,
     html: &str,
 ) -> std::io::Result<(Rc<Node>, bool)> {
-    let tree = converter.html_to_tree(html)?;
+    let renested = renest(html, MAX_OPEN);
+    let tree = converter.html_to_tree(&renested.html)?;
     let cut = cut_at(&tree, MAX_DEPTH);
-    Ok((tree, cut))
+    Ok((tree, cut || renested.dropped))
+}
+
+/// HTML re-written by [`renest`].
+#[derive(Debug)]
+pub(crate) struct Renested {
+    /// Well-nested HTML: every end tag closes the innermost open element, and at most
+    /// `max_open` elements (plus one raw-text element such as `<script>`) are open at once.
+    pub(crate) html: String,
+    /// Whether start tags were dropped because `max_open` elements were open.
+    pub(crate) dropped: bool,
+}
+
+/// `html` as the same tokens, re-written so that the tree builder's stack cannot outgrow the
+/// stream's: html5ever's tokenizer (switched into raw text after `<script>`, `<style>`,
+/// `<textarea>` and the rest, as the tree builder would switch it) feeds a stack of open
+/// elements capped at `max_open`.
+///
+/// - A start tag while `max_open` elements are open is dropped; its text is kept.
+/// - An end tag closes its element and every element opened inside it (their end tags are
+///   written, innermost first); an end tag of nothing open, or of an element the tree builder
+///   would not close from here (past a table or a `<div>`, as its scope rules say), is dropped.
+/// - The tree builder's common implied end tags are written out: a block closes an open `<p>`,
+///   `<li>` closes the previous item, `<td>` the previous cell, `<option>` the previous option,
+///   and so on, so that ordinary pages with unclosed paragraphs or list items do not fill the
+///   stack.
+/// - Void elements never open; inside `<svg>` or `<math>`, where a self-closing tag or an
+///   `<input>` does open an element, they are written as a start tag and its end tag.
+/// - Comments are dropped; the doctype is kept (it decides quirks mode); text and attribute
+///   values are escaped again.
+///
+/// Linear in the length of `html`, times at most `max_open` per tag.
+pub(crate) fn renest(html: &str, max_open: usize) -> Renested {
+    let sink = Renester {
+        state: RefCell::new(State {
+            out: String::with_capacity(html.len() + html.len() / 8),
+            open: Vec::new(),
+            foreign: 0,
+            counts: HashMap::new(),
+            dropped: false,
+            max_open,
+        }),
+    };
+    let tokenizer = Tokenizer::new(sink, TokenizerOpts::default());
+    let input = BufferQueue::default();
+    input.push_back(StrTendril::from_slice(html));
+    // The sink never asks to pause for a script, so one feed reads everything.
+    while !matches!(tokenizer.feed(&input), TokenizerResult::Done) {}
+    tokenizer.end();
+    let state = tokenizer.sink.state.into_inner();
+    Renested {
+        html: state.out,
+        dropped: state.dropped,
+    }
+}
+
+struct Renester {
+    state: RefCell<State>,
+}
+
+struct State {
+    out: String,
+    open: Vec<Open>,
+    /// `<svg>` and `<math>` elements on `open`: while any is open, tags are treated as the
+    /// tree builder treats foreign content (a self-closing tag closes itself, and so on).
+    foreign: usize,
+    /// How many elements of each name are on `open`, so that looking for one that is not
+    /// open costs nothing.
+    counts: HashMap<String, usize>,
+    dropped: bool,
+    max_open: usize,
+}
+
+struct Open {
+    name: LocalName,
+    /// What the element is to the scope rules ([`SPECIAL`], [`STOPS_DEFAULT`], ...), worked
+    /// out once when it opens.
+    kind: u8,
+    /// For an element whose content the tokenizer reads as raw text: whether that text is
+    /// escaped when written (always inside `<svg>`/`<math>`, where the tree builder does not
+    /// switch its tokenizer, and for RCDATA, where it decodes character references).
+    raw_escaped: Option<bool>,
+}
+
+/// How far back an open element is looked for: the tree builder's scopes.
+#[derive(Clone, Copy)]
+enum Scope {
+    /// Stops at `<table>`, cells, `<caption>`, `<template>`, `<object>`, `<marquee>`, `<applet>`.
+    Default,
+    /// [`Scope::Default`] and `<button>` (for `<p>`).
+    Button,
+    /// [`Scope::Default`] and lists (for `<li>`).
+    ListItem,
+    /// Stops only at `<table>` and `<template>` (for table parts).
+    Table,
+    /// Stops at any special element (for end tags of ordinary elements, like `</span>`).
+    Special,
+    /// Never stops (inside `<svg>` and `<math>`).
+    Anywhere,
+}
+
+impl TokenSink for Renester {
+    type Handle = ();
+
+    fn process_token(&self, token: Token, _line: u64) -> TokenSinkResult<()> {
+        let mut state = self.state.borrow_mut();
+        match token {
+            Token::TagToken(tag) => match tag.kind {
+                TagKind::StartTag => return state.start(&tag),
+                TagKind::EndTag => state.end(&tag.name),
+            },
+            Token::CharacterTokens(text) => state.text(&text),
+            Token::DoctypeToken(doctype) => state.doctype(&doctype),
+            // Comments carry nothing a reader sees; a NUL in text is dropped by the tree
+            // builder too; parse errors and the end need nothing written.
+            Token::CommentToken(_)
+            | Token::NullCharacterToken
+            | Token::ParseError(_)
+            | Token::EOFToken => {}
+        }
+        TokenSinkResult::Continue
+    }
+}
+
+impl State {
+    /// A start tag; what the tokenizer reads next.
+    fn start(&mut self, tag: &Tag) -> TokenSinkResult<()> {
+        let name = &*tag.name;
+        let raw = raw_kind(name);
+        let foreign = self.foreign > 0;
+        if foreign {
+            if is_void(name) {
+                self.write_start(tag);
+                // `<br>`, `<img>` and the like leave foreign content and are void there too;
+                // `<input>` and the rest open an element in foreign content.
+                if !leaves_foreign_content(name) {
+                    self.write_end(name);
+                }
+                return TokenSinkResult::Continue;
+            }
+            if tag.self_closing {
+                self.write_start(tag);
+                self.write_end(name);
+                return TokenSinkResult::Continue;
+            }
+        } else {
+            self.imply_end_tags(name);
+            if matches!(name, "html" | "body") && self.find(Scope::Anywhere, &[name]).is_some() {
+                // A second `<html>` or `<body>` only adds attributes to the first.
+                return TokenSinkResult::Continue;
+            }
+            if is_void(name) {
+                self.write_start(tag);
+                return TokenSinkResult::Continue;
+            }
+            if matches!(name, "svg" | "math") && tag.self_closing {
+                self.write_start(tag);
+                self.write_end(name);
+                return TokenSinkResult::Continue;
+            }
+        }
+        // Raw-text elements hold only text, so one may open beyond the cap without nesting
+        // anything deeper; its text would otherwise spill into the page.
+        if raw.is_none() && self.open.len() >= self.max_open {
+            self.dropped = true;
+            return TokenSinkResult::Continue;
+        }
+        self.write_start(tag);
+        if matches!(name, "svg" | "math") {
+            self.foreign += 1;
+        }
+        match self.counts.get_mut(name) {
+            Some(count) => *count += 1,
+            None => {
+                self.counts.insert(name.to_owned(), 1);
+            }
+        }
+        self.open.push(Open {
+            name: tag.name.clone(),
+            kind: kind_of(name),
+            raw_escaped: raw.map(|kind| foreign || matches!(kind, Raw::Data(RawKind::Rcdata))),
+        });
+        match raw {
+            None => TokenSinkResult::Continue,
+            Some(Raw::Data(kind)) => TokenSinkResult::RawData(kind),
+            Some(Raw::Plaintext) => TokenSinkResult::Plaintext,
+        }
+    }
+
+    /// The end tags the tree builder would imply before the start tag `name` (outside foreign
+    /// content), written out.
+    fn imply_end_tags(&mut self, name: &str) {
+        match name {
+            "li" => {
+                self.close_item(&["li"]);
+                self.close_p();
+            }
+            "dd" | "dt" => {
+                self.close_item(&["dd", "dt"]);
+                self.close_p();
+            }
+            "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
+                self.close_p();
+                if self.open.last().is_some_and(|e| is_heading(&e.name)) {
+                    self.close_from(self.open.len() - 1);
+                }
+            }
+            "button" | "nobr" | "a" => self.close_in(Scope::Default, &[name]),
+            "td" | "th" => self.close_in(Scope::Table, &["td", "th"]),
+            "tr" => {
+                self.close_in(Scope::Table, &["td", "th"]);
+                self.close_in(Scope::Table, &["tr"]);
+            }
+            "tbody" | "thead" | "tfoot" => {
+                self.close_in(Scope::Table, &["td", "th"]);
+                self.close_in(Scope::Table, &["tr"]);
+                self.close_in(Scope::Table, &["tbody", "thead", "tfoot"]);
+            }
+            // `<table>` directly inside a table (not in a cell) ends that table.
+            "table" => {
+                if let Some(i) = self.find(Scope::Anywhere, &["table", "td", "th", "caption"])
+                    && &*self.open[i].name == "table"
+                {
+                    self.close_from(i);
+                }
+            }
+            "option" => self.close_current("option"),
+            "optgroup" => {
+                self.close_current("option");
+                self.close_current("optgroup");
+            }
+            "body" => self.close_current("head"),
+            _ if closes_p(name) => self.close_p(),
+            _ => {}
+        }
+    }
+
+    /// An end tag: closes its element and everything inside it, or is dropped.
+    fn end(&mut self, name: &LocalName) {
+        let name = &**name;
+        if self.foreign == 0 {
+            match name {
+                // The tree builder does not close anything for these; what follows is read
+                // as part of the body.
+                "html" | "body" => return,
+                // `</br>` is read as `<br>`.
+                "br" => {
+                    self.out.push_str("<br>");
+                    return;
+                }
+                // `</p>` with no paragraph open makes an empty one.
+                "p" if self.find(Scope::Button, &["p"]).is_none() => {
+                    self.out.push_str("<p></p>");
+                    return;
+                }
+                _ => {}
+            }
+        }
+        let scope = if self.foreign > 0 {
+            Scope::Anywhere
+        } else {
+            match name {
+                "p" => Scope::Button,
+                "li" => Scope::ListItem,
+                "td" | "th" | "tr" | "tbody" | "thead" | "tfoot" | "table" | "caption"
+                | "colgroup" => Scope::Table,
+                _ if is_formatting(name) || is_special(name) => Scope::Default,
+                _ => Scope::Special,
+            }
+        };
+        let found = if self.foreign == 0 && is_heading(name) {
+            self.find(scope, &HEADINGS)
+        } else {
+            self.find(scope, &[name])
+        };
+        let Some(i) = found else { return };
+        // `</b>` with a block open inside the `<b>`: the tree builder keeps the block open
+        // (and the bold inside it), as deep as before, so the end tag changes nothing here.
+        if self.foreign == 0
+            && is_formatting(name)
+            && self.open[i + 1..].iter().any(|e| e.kind & SPECIAL != 0)
+        {
+            return;
+        }
+        self.close_from(i);
+    }
+
+    fn text(&mut self, text: &str) {
+        match self.open.last().and_then(|e| e.raw_escaped) {
+            Some(false) => self.out.push_str(text),
+            _ => escape_into(&mut self.out, text, false),
+        }
+    }
+
+    /// The doctype decides quirks mode, which changes how tables and paragraphs nest; it is
+    /// written back with the same name and identifiers.
+    fn doctype(&mut self, doctype: &Doctype) {
+        let name = doctype.name.as_deref().filter(|_| !doctype.force_quirks);
+        let Some(name) = name else {
+            // No name (or a broken doctype) forces quirks mode; so does this.
+            self.out.push_str("<!DOCTYPE>");
+            return;
+        };
+        self.out.push_str("<!DOCTYPE ");
+        self.out.push_str(name);
+        match (&doctype.public_id, &doctype.system_id) {
+            (Some(public), system) => {
+                self.out.push_str(" PUBLIC ");
+                push_quoted(&mut self.out, public);
+                if let Some(system) = system {
+                    self.out.push(' ');
+                    push_quoted(&mut self.out, system);
+                }
+            }
+            (None, Some(system)) => {
+                self.out.push_str(" SYSTEM ");
+                push_quoted(&mut self.out, system);
+            }
+            (None, None) => {}
+        }
+        self.out.push('>');
+    }
+
+    /// The innermost open element named one of `names`, looking no further back than `scope`.
+    /// At most one step per open element, and none when no such element is open.
+    fn find(&self, scope: Scope, names: &[&str]) -> Option<usize> {
+        if names
+            .iter()
+            .all(|n| self.counts.get(*n).is_none_or(|c| *c == 0))
+        {
+            return None;
+        }
+        let stop = match scope {
+            Scope::Default => STOPS_DEFAULT,
+            Scope::Button => STOPS_DEFAULT | BUTTON,
+            Scope::ListItem => STOPS_DEFAULT | LIST,
+            Scope::Table => STOPS_TABLE,
+            Scope::Special => SPECIAL,
+            Scope::Anywhere => 0,
+        };
+        for (i, e) in self.open.iter().enumerate().rev() {
+            if names.contains(&&*e.name) {
+                return Some(i);
+            }
+            if e.kind & stop != 0 {
+                return None;
+            }
+        }
+        None
+    }
+
+    fn close_in(&mut self, scope: Scope, names: &[&str]) {
+        if let Some(i) = self.find(scope, names) {
+            self.close_from(i);
+        }
+    }
+
+    fn close_p(&mut self) {
+        self.close_in(Scope::Button, &["p"]);
+    }
+
+    fn close_current(&mut self, name: &str) {
+        if self.open.last().is_some_and(|e| &*e.name == name) {
+            self.close_from(self.open.len() - 1);
+        }
+    }
+
+    /// Before `<li>` (or `<dd>`, `<dt>`): the previous item closes, unless a special element
+    /// other than `<address>`, `<div>` or `<p>` is open inside it.
+    fn close_item(&mut self, items: &[&str]) {
+        let item = self.find(Scope::Anywhere, items);
+        if let Some(i) = item
+            && !self.open[i + 1..]
+                .iter()
+                .any(|e| e.kind & SPECIAL != 0 && !matches!(&*e.name, "address" | "div" | "p"))
+        {
+            self.close_from(i);
+        }
+    }
+
+    /// Closes the open elements from index `i` up, innermost first.
+    fn close_from(&mut self, i: usize) {
+        while self.open.len() > i {
+            let Some(e) = self.open.pop() else { break };
+            if matches!(&*e.name, "svg" | "math") {
+                self.foreign -= 1;
+            }
+            if let Some(c) = self.counts.get_mut(&*e.name) {
+                *c -= 1;
+            }
+            self.write_end(&e.name);
+        }
+    }
+
+    fn write_start(&mut self, tag: &Tag) {
+        self.out.push('<');
+        self.out.push_str(&tag.name);
+        for attr in &tag.attrs {
+            self.out.push(' ');
+            self.out.push_str(&attr.name.local);
+            self.out.push_str("=\"");
+            escape_into(&mut self.out, &attr.value, true);
+            self.out.push('"');
+        }
+        self.out.push('>');
+    }
+
+    fn write_end(&mut self, name: &str) {
+        self.out.push_str("</");
+        self.out.push_str(name);
+        self.out.push('>');
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Raw {
+    Data(RawKind),
+    Plaintext,
+}
+
+/// The elements after whose start tag the tree builder switches the tokenizer out of markup.
+fn raw_kind(name: &str) -> Option<Raw> {
+    Some(match name {
+        "script" => Raw::Data(RawKind::ScriptData),
+        "style" | "xmp" | "iframe" | "noembed" | "noframes" | "noscript" => {
+            Raw::Data(RawKind::Rawtext)
+        }
+        "title" | "textarea" => Raw::Data(RawKind::Rcdata),
+        "plaintext" => Raw::Plaintext,
+        _ => return None,
+    })
+}
+
+/// Elements the tree builder never keeps open in HTML content.
+fn is_void(name: &str) -> bool {
+    matches!(
+        name,
+        "area"
+            | "base"
+            | "basefont"
+            | "bgsound"
+            | "br"
+            | "col"
+            | "embed"
+            | "frame"
+            | "hr"
+            | "image"
+            | "img"
+            | "input"
+            | "keygen"
+            | "link"
+            | "meta"
+            | "param"
+            | "source"
+            | "track"
+            | "wbr"
+    )
+}
+
+/// Void elements that end foreign content (the rest open an element inside `<svg>`).
+fn leaves_foreign_content(name: &str) -> bool {
+    matches!(name, "br" | "embed" | "hr" | "img" | "meta")
+}
+
+fn is_heading(name: &str) -> bool {
+    matches!(name, "h1" | "h2" | "h3" | "h4" | "h5" | "h6")
+}
+
+fn is_formatting(name: &str) -> bool {
+    matches!(
+        name,
+        "a" | "b"
+            | "big"
+            | "code"
+            | "em"
+            | "font"
+            | "i"
+            | "nobr"
+            | "s"
+            | "small"
+            | "strike"
+            | "strong"
+            | "tt"
+            | "u"
+    )
+}
+
+/// Start tags that close an open `<p>` first.
+fn closes_p(name: &str) -> bool {
+    matches!(
+        name,
+        "address"
+            | "article"
+            | "aside"
+            | "blockquote"
+            | "center"
+            | "details"
+            | "dialog"
+            | "dir"
+            | "div"
+            | "dl"
+            | "fieldset"
+            | "figcaption"
+            | "figure"
+            | "footer"
+            | "header"
+            | "hgroup"
+            | "main"
+            | "menu"
+            | "nav"
+            | "ol"
+            | "p"
+            | "search"
+            | "section"
+            | "summary"
+            | "ul"
+            | "pre"
+            | "listing"
+            | "form"
+            | "plaintext"
+            | "xmp"
+            | "hr"
+    )
+}
+
+/// The HTML standard's special elements (HTML namespace).
+fn is_special(name: &str) -> bool {
+    is_heading(name)
+        || matches!(
+            name,
+            "address"
+                | "applet"
+                | "area"
+                | "article"
+                | "aside"
+                | "base"
+                | "basefont"
+                | "bgsound"
+                | "blockquote"
+                | "body"
+                | "br"
+                | "button"
+                | "caption"
+                | "center"
+                | "col"
+                | "colgroup"
+                | "dd"
+                | "details"
+                | "dialog"
+                | "dir"
+                | "div"
+                | "dl"
+                | "dt"
+                | "embed"
+                | "fieldset"
+                | "figcaption"
+                | "figure"
+                | "footer"
+                | "form"
+                | "frame"
+                | "frameset"
+                | "head"
+                | "header"
+                | "hgroup"
+                | "hr"
+                | "html"
+                | "iframe"
+                | "img"
+                | "input"
+                | "keygen"
+                | "li"
+                | "link"
+                | "listing"
+                | "main"
+                | "marquee"
+                | "menu"
+                | "meta"
+                | "nav"
+                | "noembed"
+                | "noframes"
+                | "noscript"
+                | "object"
+                | "ol"
+                | "p"
+                | "param"
+                | "plaintext"
+                | "pre"
+                | "script"
+                | "search"
+                | "section"
+                | "select"
+                | "source"
+                | "style"
+                | "summary"
+                | "table"
+                | "tbody"
+                | "td"
+                | "template"
+                | "textarea"
+                | "tfoot"
+                | "th"
+                | "thead"
+                | "title"
+                | "tr"
+                | "track"
+                | "ul"
+                | "wbr"
+                | "xmp"
+        )
+}
+
+const HEADINGS: [&str; 6] = ["h1", "h2", "h3", "h4", "h5", "h6"];
+
+/// One of the HTML standard's special elements.
+const SPECIAL: u8 = 1;
+/// Ends the default scope: `<table>`, cells, `<caption>`, `<template>`, `<html>`, `<object>`,
+/// `<marquee>`, `<applet>`.
+const STOPS_DEFAULT: u8 = 2;
+/// Ends the table scope: `<table>`, `<template>`, `<html>`.
+const STOPS_TABLE: u8 = 4;
+const BUTTON: u8 = 8;
+/// `<ol>` or `<ul>`, which end the list item scope.
+const LIST: u8 = 16;
+
+fn kind_of(name: &str) -> u8 {
+    let mut kind = 0;
+    if is_special(name) {
+        kind |= SPECIAL;
+    }
+    if matches!(
+        name,
+        "applet" | "caption" | "html" | "table" | "td" | "th" | "marquee" | "object" | "template"
+    ) {
+        kind |= STOPS_DEFAULT;
+    }
+    if matches!(name, "html" | "table" | "template") {
+        kind |= STOPS_TABLE;
+    }
+    if name == "button" {
+        kind |= BUTTON;
+    }
+    if matches!(name, "ol" | "ul") {
+        kind |= LIST;
+    }
+    kind
+}
+
+/// `text` with `&`, `<` and `>` (and `"` in an attribute value) as character references.
+fn escape_into(out: &mut String, text: &str, attribute: bool) {
+    let mut from = 0;
+    for (i, b) in text.bytes().enumerate() {
+        let reference = match b {
+            b'&' => "&amp;",
+            b'<' => "&lt;",
+            b'>' => "&gt;",
+            b'"' if attribute => "&quot;",
+            _ => continue,
+        };
+        out.push_str(&text[from..i]);
+        out.push_str(reference);
+        from = i + 1;
+    }
+    out.push_str(&text[from..]);
+}
+
+/// A doctype identifier in quotes it does not contain (the tokenizer ends an identifier at
+/// its own quote, so at most one kind occurs).
+fn push_quoted(out: &mut String, id: &str) {
+    let quote = if id.contains('"') { '\'' } else { '"' };
+    out.push(quote);
+    out.push_str(id);
+    out.push(quote);
 }
 
 /// Replaces the children of every element `max` levels below `root` with one text node of
@@ -87,6 +782,115 @@ fn text_below(node: &Rc<Node>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Reads `html` as [`renest`] writes it: the deepest nesting, and the end tags that did not
+    /// close the innermost open element (none, for a well-nested stream).
+    fn nesting(html: &str) -> (usize, Vec<String>) {
+        struct Check {
+            open: RefCell<Vec<String>>,
+            deepest: RefCell<usize>,
+            last_void: RefCell<Option<String>>,
+            misnested: RefCell<Vec<String>>,
+        }
+        impl TokenSink for Check {
+            type Handle = ();
+            fn process_token(&self, token: Token, _line: u64) -> TokenSinkResult<()> {
+                let last_void = self.last_void.borrow_mut().take();
+                let Token::TagToken(tag) = token else {
+                    return TokenSinkResult::Continue;
+                };
+                let name = tag.name.to_string();
+                let mut open = self.open.borrow_mut();
+                match tag.kind {
+                    TagKind::StartTag if is_void(&name) => {
+                        *self.last_void.borrow_mut() = Some(name);
+                    }
+                    TagKind::StartTag => {
+                        open.push(name.clone());
+                        let mut deepest = self.deepest.borrow_mut();
+                        *deepest = (*deepest).max(open.len());
+                        match raw_kind(&name) {
+                            Some(Raw::Data(kind)) => return TokenSinkResult::RawData(kind),
+                            Some(Raw::Plaintext) => return TokenSinkResult::Plaintext,
+                            None => {}
+                        }
+                    }
+                    // A void element written as a start tag and its end tag.
+                    TagKind::EndTag if last_void.as_deref() == Some(&*name) => {}
+                    TagKind::EndTag if open.last() == Some(&name) => {
+                        open.pop();
+                    }
+                    TagKind::EndTag => self.misnested.borrow_mut().push(name),
+                }
+                TokenSinkResult::Continue
+            }
+        }
+        let check = Check {
+            open: RefCell::new(Vec::new()),
+            deepest: RefCell::new(0),
+            last_void: RefCell::new(None),
+            misnested: RefCell::new(Vec::new()),
+        };
+        let tokenizer = Tokenizer::new(check, TokenizerOpts::default());
+        let input = BufferQueue::default();
+        input.push_back(StrTendril::from_slice(html));
+        while !matches!(tokenizer.feed(&input), TokenizerResult::Done) {}
+        tokenizer.end();
+        let check = tokenizer.sink;
+        (check.deepest.into_inner(), check.misnested.into_inner())
+    }
+
+    /// (attack, benign twin): each attack, re-nested, is well-nested and at most `MAX_OPEN`
+    /// (+1 raw-text element) deep, and html5ever's tree of it at most `2 × MAX_OPEN + 4` deep,
+    /// so that the tree builder's scope checks cost at most that per tag; it is cut, and its
+    /// words are kept. The twin is left whole. The work is bounded by these depths, not timed.
+    #[test]
+    fn attacks_are_renested_within_the_cap_beside_benign_twins() {
+        let n = |s: &str, k: usize| format!("<html><body>{}deep words", s.repeat(k));
+        let rows: Vec<(&str, String, String)> = vec![
+            ("div", n("<div>", 200_000), n("<div>", 20)),
+            ("ul li", n("<ul><li>", 100_000), n("<ul><li>", 10)),
+            (
+                "b div /b",
+                n("<b><div></b>", 100_000),
+                n("<b><div></b>", 10),
+            ),
+            (
+                "div /span",
+                n("<div></span>", 100_000),
+                n("<div></span>", 10),
+            ),
+            (
+                "div table /div /table",
+                n("<div><table></div></table>", 50_000),
+                n("<div><table></div></table>", 10),
+            ),
+            (
+                "table tr td",
+                n("<table><tr><td>", 50_000),
+                n("<table><tr><td>", 10),
+            ),
+        ];
+        let converter = htmd::HtmlToMarkdown::new();
+        for (label, attack, twin) in rows {
+            for (html, is_attack) in [(attack, true), (twin, false)] {
+                let renested = renest(&html, MAX_OPEN);
+                let (deepest, misnested) = nesting(&renested.html);
+                assert!(misnested.is_empty(), "{label}: {misnested:?}");
+                assert!(deepest <= MAX_OPEN + 1, "{label}: {deepest}");
+                assert_eq!(renested.dropped, is_attack, "{label}");
+                let tree = converter.html_to_tree(&renested.html).unwrap();
+                let built = depth(&tree);
+                assert!(built <= 2 * MAX_OPEN + 4, "{label}: {built}");
+                let (tree, cut) = parse(&converter, &html).unwrap();
+                assert_eq!(cut, is_attack, "{label}");
+                assert!(
+                    converter.tree_to_markdown(&tree).contains("deep words"),
+                    "{label}"
+                );
+            }
+        }
+    }
 
     fn depth(root: &Rc<Node>) -> usize {
         let mut deepest = 0;
