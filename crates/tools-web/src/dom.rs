@@ -89,6 +89,7 @@ pub(crate) fn renest(html: &str, max_open: usize) -> Renested {
             open: Vec::new(),
             foreign: 0,
             counts: HashMap::new(),
+            pending: Vec::new(),
             dropped: false,
             max_open,
         }),
@@ -119,12 +120,21 @@ struct State {
     /// How many elements of each name are on `open`, so that looking for one that is not
     /// open costs nothing.
     counts: HashMap<String, usize>,
+    /// Formatting elements to open again before the next text or start tag (see `reopen`).
+    pending: Vec<Tag>,
     dropped: bool,
     max_open: usize,
 }
 
 struct Open {
     name: LocalName,
+    /// Content read as raw text (`<script>`, `<style>`, ...).
+    raw: bool,
+    /// The start tag of a formatting element (`<b>`, `<a href>`, ...), to open it again
+    /// after an element it was in closes, as the tree builder does.
+    reopen: Option<Box<Tag>>,
+    /// The name written, when not the element's own.
+    written: Option<&'static str>,
     /// What the element is to the scope rules ([`SPECIAL`], [`STOPS_DEFAULT`], ...), worked
     /// out once when it opens.
     kind: u8,
@@ -178,7 +188,7 @@ impl State {
         let foreign = self.foreign > 0;
         if foreign {
             if is_void(name) {
-                self.write_start(tag);
+                self.write_start(name, tag);
                 // `<br>`, `<img>` and the like leave foreign content and are void there too;
                 // `<input>` and the rest open an element in foreign content.
                 if !leaves_foreign_content(name) {
@@ -187,7 +197,7 @@ impl State {
                 return TokenSinkResult::Continue;
             }
             if tag.self_closing {
-                self.write_start(tag);
+                self.write_start(name, tag);
                 self.write_end(name);
                 return TokenSinkResult::Continue;
             }
@@ -197,23 +207,44 @@ impl State {
                 // A second `<html>` or `<body>` only adds attributes to the first.
                 return TokenSinkResult::Continue;
             }
+            if reconstructs(name) {
+                self.reopen();
+            }
             if is_void(name) {
-                self.write_start(tag);
+                self.write_start(name, tag);
                 return TokenSinkResult::Continue;
             }
             if matches!(name, "svg" | "math") && tag.self_closing {
-                self.write_start(tag);
+                self.write_start(name, tag);
                 self.write_end(name);
                 return TokenSinkResult::Continue;
             }
         }
-        // Raw-text elements hold only text, so one may open beyond the cap without nesting
-        // anything deeper; its text would otherwise spill into the page.
-        if raw.is_none() && self.open.len() >= self.max_open {
-            self.dropped = true;
-            return TokenSinkResult::Continue;
+        self.open_element(tag, raw.is_some());
+        match raw {
+            None => TokenSinkResult::Continue,
+            Some(Raw::Data(kind)) => TokenSinkResult::RawData(kind),
+            Some(Raw::Plaintext) => TokenSinkResult::Plaintext,
         }
-        self.write_start(tag);
+    }
+
+    /// Writes `tag` and pushes it, unless `max_open` elements are open. Raw-text elements hold
+    /// only text, so one may open beyond the cap without nesting anything deeper (its text
+    /// would otherwise spill into the page).
+    fn open_element(&mut self, tag: &Tag, raw: bool) {
+        let name = &*tag.name;
+        if !raw && self.open.len() >= self.max_open {
+            self.dropped = true;
+            return;
+        }
+        // Written escaped (see `text`), the content of these would show its references; as
+        // `<span>` it is the same words, read as text.
+        let written = if matches!(name, "xmp" | "plaintext" | "noembed") {
+            "span"
+        } else {
+            name
+        };
+        self.write_start(written, tag);
         if matches!(name, "svg" | "math") {
             self.foreign += 1;
         }
@@ -223,14 +254,25 @@ impl State {
                 self.counts.insert(name.to_owned(), 1);
             }
         }
+        let formatting = self.foreign == 0 && is_formatting(name);
         self.open.push(Open {
             name: tag.name.clone(),
             kind: kind_of(name),
+            raw,
+            reopen: formatting.then(|| Box::new(tag.clone())),
+            written: (written != name).then_some("span"),
         });
-        match raw {
-            None => TokenSinkResult::Continue,
-            Some(Raw::Data(kind)) => TokenSinkResult::RawData(kind),
-            Some(Raw::Plaintext) => TokenSinkResult::Plaintext,
+    }
+
+    /// Opens again the formatting elements that closed only because an element they were in
+    /// closed (`<b>` in `<p>` at the next `<p>`, `<i>` at a misnested `</b>`), where the tree
+    /// builder would reconstruct them: before text and before most start tags.
+    fn reopen(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        for tag in std::mem::take(&mut self.pending) {
+            self.open_element(&tag, false);
         }
     }
 
@@ -286,6 +328,11 @@ impl State {
     fn end(&mut self, name: &LocalName) {
         let name = &**name;
         if self.foreign == 0 {
+            // `</i>` for an `<i>` waiting to be opened again: it stays closed.
+            if let Some(at) = self.pending.iter().rposition(|t| &*t.name == name) {
+                self.pending.remove(at);
+                return;
+            }
             match name {
                 // The tree builder does not close anything for these; what follows is read
                 // as part of the body.
@@ -338,6 +385,9 @@ impl State {
     /// without limit. Where the tree builder does read raw text, the references show as they
     /// are (`&lt;`); that text is in scripts, styles and other parts the converter skips.
     fn text(&mut self, text: &str) {
+        if self.foreign == 0 && !self.open.last().is_some_and(|e| e.raw) {
+            self.reopen();
+        }
         escape_into(&mut self.out, text, false);
     }
 
@@ -428,7 +478,11 @@ impl State {
     }
 
     /// Closes the open elements from index `i` up, innermost first.
+    /// The formatting elements closed above `i` are opened again later (see `reopen`),
+    /// unless a cell, caption, template or object closes too: the tree builder forgets
+    /// formatting at those.
     fn close_from(&mut self, i: usize) {
+        let mut reopen = Vec::new();
         while self.open.len() > i {
             let Some(e) = self.open.pop() else { break };
             if matches!(&*e.name, "svg" | "math") {
@@ -437,13 +491,27 @@ impl State {
             if let Some(c) = self.counts.get_mut(&*e.name) {
                 *c -= 1;
             }
-            self.write_end(&e.name);
+            self.write_end(e.written.unwrap_or(&e.name));
+            if matches!(
+                &*e.name,
+                "td" | "th" | "caption" | "template" | "applet" | "marquee" | "object"
+            ) {
+                reopen.clear();
+                self.pending.clear();
+            } else if self.open.len() > i
+                && let Some(tag) = e.reopen
+            {
+                reopen.push(*tag);
+            }
         }
+        reopen.reverse();
+        self.pending.extend(reopen);
+        self.pending.truncate(self.max_open);
     }
 
-    fn write_start(&mut self, tag: &Tag) {
+    fn write_start(&mut self, name: &str, tag: &Tag) {
         self.out.push('<');
-        self.out.push_str(&tag.name);
+        self.out.push_str(name);
         for attr in &tag.attrs {
             self.out.push(' ');
             self.out.push_str(&attr.name.local);
@@ -532,6 +600,28 @@ fn is_formatting(name: &str) -> bool {
             | "tt"
             | "u"
     )
+}
+
+/// Start tags before which the tree builder reconstructs formatting elements: all but most
+/// special elements.
+fn reconstructs(name: &str) -> bool {
+    !is_special(name)
+        || matches!(
+            name,
+            "applet"
+                | "area"
+                | "br"
+                | "button"
+                | "embed"
+                | "img"
+                | "input"
+                | "keygen"
+                | "marquee"
+                | "object"
+                | "select"
+                | "wbr"
+                | "xmp"
+        )
 }
 
 /// Start tags that close an open `<p>` first.

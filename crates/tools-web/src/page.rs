@@ -268,17 +268,25 @@ fn unescape(s: &str) -> String {
 /// HTML to Markdown with htmd, without scripts, styles, navigation, side bars and other parts a
 /// reader never reads; and whether the tree was cut at [`crate::dom::MAX_DEPTH`].
 pub(crate) fn to_markdown(html: &str) -> (String, bool) {
-    let converter = htmd::HtmlToMarkdown::builder()
-        .skip_tags(vec![
-            "head", "nav", "aside", "script", "style", "noscript", "template", "svg", "canvas",
-            "iframe", "object", "embed", "form", "button", "input", "select", "textarea",
-        ])
-        .build();
+    let converter = converter();
     let (markdown, cut) = match crate::dom::parse(&converter, html) {
         Ok((tree, cut)) => (converter.tree_to_markdown(&tree), cut),
         Err(_) => (String::new(), false),
     };
-    // Collapse runs of blank lines and trailing spaces that layouts leave behind.
+    (tidy(&markdown), cut)
+}
+
+fn converter() -> htmd::HtmlToMarkdown {
+    htmd::HtmlToMarkdown::builder()
+        .skip_tags(vec![
+            "head", "nav", "aside", "script", "style", "noscript", "template", "svg", "canvas",
+            "iframe", "object", "embed", "form", "button", "input", "select", "textarea",
+        ])
+        .build()
+}
+
+/// Collapses runs of blank lines and trailing spaces that layouts leave behind.
+fn tidy(markdown: &str) -> String {
     let mut out = String::with_capacity(markdown.len());
     let mut blank = 0;
     for line in markdown.lines() {
@@ -294,7 +302,7 @@ pub(crate) fn to_markdown(html: &str) -> (String, bool) {
         out.push_str(line);
         out.push('\n');
     }
-    (out.trim().to_owned(), cut)
+    out.trim().to_owned()
 }
 
 /// Characters `start..start + max` of `text` (by `char`), and whether more follow.
@@ -338,6 +346,99 @@ mod tests {
             Some("windows-1251")
         );
         assert_eq!(meta_charset(b"<meta name=\"x\" content=\"y\">"), None);
+    }
+
+    /// Ordinary pages (and ordinary sloppiness: unclosed paragraphs, items and cells, a stray
+    /// `</p>`, `</br>`, a misnested `</b>`, entities, `<pre>` code with `<`, scripts holding
+    /// `</div>`) convert to the same Markdown as when html5ever read them whole, before re-nesting
+    /// existed; each also keeps the words it must.
+    #[test]
+    fn ordinary_pages_convert_as_before_re_nesting() {
+        let article = r##"<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Ownership &amp; borrowing</title>
+<link rel="stylesheet" href="/s.css"><style>pre > code { color: #333 } a[href^="http"]::after { content: "<" }</style>
+<script>if (a < b && c > d) { document.write("</div></p>"); } var s = '<script>';</script>
+</head><body class="post">
+<header><nav><ul><li><a href="/">Home</a></li><li><a href="/blog">Blog</a></li></ul></nav></header>
+<main><article>
+<h1>Ownership &amp; borrowing in Rust</h1>
+<p class="meta">Posted <time datetime="2026-11-02">2 Nov 2026</time> by <a href="/me">me</a> &mdash; 5&nbsp;min read</p>
+<p>Rust&#8217;s <strong>ownership</strong> rules are checked at compile time; see <a href="https://doc.rust-lang.org/book/ch04-01-what-is-ownership.html" title="The Book">the book</a>.</p>
+<h2 id="rules">The rules</h2>
+<ol><li>Each value has an <em>owner</em>.</li><li>There can only be one owner at a time.</li>
+<li>When the owner goes out of scope, the value is <code>drop</code>ped.</li></ol>
+<pre><code class="language-rust">fn main() {
+    let v: Vec&lt;i32&gt; = vec![1, 2, 3];
+    if v.len() < 4 && v[0] > 0 { println!("{:?}", &amp;v); }
+}
+</code></pre>
+<h3>Borrowing</h3>
+<ul><li>Shared: <code>&amp;T</code><ul><li>many at once</li></ul></li><li>Mutable: <code>&amp;mut T</code></li></ul>
+<blockquote><p>Borrowing is like lending a book.</p></blockquote>
+<table><thead><tr><th>Kind</th><th>Syntax</th><th>Count</th></tr></thead>
+<tbody><tr><td>Shared</td><td><code>&amp;T</code></td><td>many</td></tr>
+<tr><td>Mutable</td><td><code>&amp;mut T</code></td><td>one</td></tr></tbody></table>
+<figure><img src="/diagram.png" alt="A diagram of &lt;borrows&gt;"><figcaption>Figure 1</figcaption></figure>
+<p>Footnote<sup><a href="#fn1">1</a></sup>. Price: 5 &lt; 10 &amp;&amp; 3 &gt; 2 &copy; 2026.</p>
+<hr><p>Comments <!-- not shown --> are closed.</p>
+</article></main>
+<aside><h2>Related</h2><ul><li><a href="/x">X</a></li></ul></aside>
+<footer><p>&copy; 2026 Example &middot; <a href="/privacy">Privacy</a></p></footer>
+<script src="/app.js"></script><noscript><img src="/pixel.gif"></noscript>
+</body></html>"##;
+        let sloppy = r##"<html><head><title>Old page</title></head>
+<body bgcolor=white><center><h1>Welcome</h2></center>
+<p>First paragraph<p>Second paragraph with <b>bold <i>and italic</b> text</i>.
+<p>Third</p></p>
+<div>line one</p>line two<br>line three</br>line four</div>
+<ul><li>one<li>two<li>three</ul>
+<dl><dt>Term<dd>Definition<dt>Other<dd>More</dl>
+<table border=1><tr><td>a<td>b<tr><td>c<td>d</table>
+<p>Text <a href="/a">link <a href="/b">second link</a> after.
+<select><option>x<option>y</select>
+<font face=arial size=2>small print</font> &amp c &lt; d &unknown; &#x41;&#66;
+<p>A<table><tr><td>in table</td></tr></table>B
+<xmp><b>shown as is</b></xmp>
+<p>Last</body></html>
+<p>after the end"##;
+        let wiki = r##"<!DOCTYPE html><html><head><title>Test</title></head><body>
+<div id="content"><div id="bodyContent"><div class="mw-parser-output">
+<table class="infobox"><caption>Facts</caption><tbody><tr><th scope="row">Born</th><td>1815<br>London</td></tr></tbody></table>
+<p><b>Ada Lovelace</b> (10 December 1815 &ndash; 27 November 1852) was an English <a href="/wiki/Mathematician">mathematician</a>.<sup class="reference"><a href="#cite_note-1">[1]</a></sup></p>
+<div class="toc"><ul><li class="toclevel-1"><a href="#Life"><span class="tocnumber">1</span> <span class="toctext">Life</span></a></li></ul></div>
+<h2><span class="mw-headline" id="Life">Life</span></h2>
+<p>She wrote about the <i>Analytical Engine</i>: <q>it might act upon other things besides number</q>.</p>
+<svg width="10" height="10"><circle cx="5" cy="5" r="4"/><title>dot</title></svg>
+<math><mi>x</mi><mo>&lt;</mo><mn>2</mn></math>
+<ol class="references"><li id="cite_note-1"><span class="reference-text">Toole, 1992.</span></li></ol>
+</div></div></div></body></html>"##;
+        let converter = converter();
+        for (label, html, words) in [
+            (
+                "article",
+                article,
+                &["# Ownership & borrowing in Rust", "Vec<i32>", "[the book]"][..],
+            ),
+            (
+                "sloppy",
+                sloppy,
+                &["Second paragraph", "line four", "after the end"][..],
+            ),
+            (
+                "wiki",
+                wiki,
+                &["Ada Lovelace", "Analytical Engine", "Toole, 1992."][..],
+            ),
+        ] {
+            let before = tidy(&converter.convert(html).unwrap());
+            let (after, cut) = to_markdown(html);
+            assert!(!cut, "{label}");
+            assert_eq!(after, before, "{label}");
+            for w in words {
+                assert!(after.contains(w), "{label}: {w} in {after}");
+            }
+            assert!(!after.contains("document.write"), "{label}: {after}");
+        }
     }
 
     #[test]
