@@ -37,6 +37,9 @@ use markup5ever_rcdom::{Node, NodeData};
 /// readers' recursion on a 2 MiB thread stack, in debug builds too).
 pub(crate) const MAX_DEPTH: usize = 128;
 
+/// The most formatting elements waiting to be opened again (real pages have one to three).
+const MAX_PENDING: usize = 32;
+
 /// The most elements [`renest`] keeps open at once. Above [`MAX_DEPTH`], so that a page that
 /// hits it is also cut (and says so); far above what real pages nest (under 40).
 pub(crate) const MAX_OPEN: usize = 256;
@@ -90,6 +93,7 @@ pub(crate) fn renest(html: &str, max_open: usize) -> Renested {
             foreign: 0,
             counts: HashMap::new(),
             pending: Vec::new(),
+            reopen_budget: html.len(),
             dropped: false,
             max_open,
         }),
@@ -122,6 +126,8 @@ struct State {
     counts: HashMap<String, usize>,
     /// Formatting elements to open again before the next text or start tag (see `reopen`).
     pending: Vec<Tag>,
+    /// Bytes that `reopen` may still write.
+    reopen_budget: usize,
     dropped: bool,
     max_open: usize,
 }
@@ -267,11 +273,27 @@ impl State {
     /// Opens again the formatting elements that closed only because an element they were in
     /// closed (`<b>` in `<p>` at the next `<p>`, `<i>` at a misnested `</b>`), where the tree
     /// builder would reconstruct them: before text and before most start tags.
+    ///
+    /// What is written this way comes out of a budget the size of the page: a page that closes
+    /// and reopens formatting elements (with long attributes) at every step would otherwise
+    /// make the output many times its own size. Past the budget, nothing is reopened.
     fn reopen(&mut self) {
         if self.pending.is_empty() {
             return;
         }
         for tag in std::mem::take(&mut self.pending) {
+            let size = tag.name.len()
+                + tag
+                    .attrs
+                    .iter()
+                    .map(|a| a.name.local.len() + a.value.len() + 4)
+                    .sum::<usize>()
+                + 2;
+            if size > self.reopen_budget {
+                self.reopen_budget = 0;
+                return;
+            }
+            self.reopen_budget -= size;
             self.open_element(&tag, false);
         }
     }
@@ -505,8 +527,18 @@ impl State {
             }
         }
         reopen.reverse();
-        self.pending.extend(reopen);
-        self.pending.truncate(self.max_open);
+        for tag in reopen {
+            // At most three alike, as the tree builder keeps ("Noah's Ark"): a run of
+            // `<b><div></b>` closed again does not come back as hundreds of `<b>`.
+            let alike: Vec<usize> = (0..self.pending.len())
+                .filter(|&k| self.pending[k].equiv_modulo_attr_order(&tag))
+                .collect();
+            if alike.len() >= 3 {
+                self.pending.remove(alike[0]);
+            }
+            self.pending.push(tag);
+        }
+        self.pending.truncate(MAX_PENDING);
     }
 
     fn write_start(&mut self, name: &str, tag: &Tag) {
@@ -1048,6 +1080,25 @@ mod tests {
                 renested.html
             );
         }
+    }
+
+    /// Formatting elements with long attributes, closed and reopened at every paragraph: the
+    /// output stays within a few times the page (the tree builder alone would have copied the
+    /// attributes into every paragraph), beside a twin whose bold is reopened as usual.
+    #[test]
+    fn reopening_is_bounded_by_the_page() {
+        let attrs: String = (0..20)
+            .map(|k| format!("<b x=\"{k}{}\">", "v".repeat(5_000)))
+            .collect();
+        let html = format!("<p>{attrs}{}", "<p>x".repeat(100_000));
+        let renested = renest(&html, MAX_OPEN);
+        assert!(
+            renested.html.len() < 4 * html.len(),
+            "{}",
+            renested.html.len()
+        );
+        let twin = renest("<p><b>bold<p>still bold", MAX_OPEN);
+        assert_eq!(twin.html, "<p><b>bold</b></p><p><b>still bold");
     }
 
     /// Every page shape an outside attacker served, and a few more, 2,000 times over (far past

@@ -168,6 +168,24 @@ mod tests {
         );
     }
 
+    /// Results behind 20,000 stray end tags and 20,000 misnested `<b><div></b>` closed again
+    /// are the same results as without them: the page is re-nested before it is parsed.
+    #[test]
+    fn results_behind_misnested_markup_are_found() {
+        let results = r#"<div class="result"><h2><a class="result__a" href="https://a.example/">A</a></h2>
+            <a class="result__snippet" href="x">About A</a></div>"#;
+        let plain = format!("<html><body>{results}</body></html>");
+        let noisy = format!(
+            "<html><body>{}{}{}{results}</body></html>",
+            "</span></i></li>".repeat(20_000),
+            "<b><div></b>".repeat(20_000),
+            "</div>".repeat(20_000),
+        );
+        let want = parse(plain.as_bytes()).unwrap().hits;
+        assert_eq!(want.len(), 1);
+        assert_eq!(parse(noisy.as_bytes()).unwrap().hits, want);
+    }
+
     #[test]
     fn a_page_without_results_gives_none() {
         assert!(

@@ -502,3 +502,54 @@ async fn nesting_bombs_are_read_not_crashed_on() {
         }
     }
 }
+
+/// Pages whose parse used to cost the square of their nesting (html5ever's tree builder checks
+/// its stack of open elements on every tag): each at full size (up to 1.2 MB, under the 5 MiB
+/// page cap), served over HTTP, comes back as text with the note, beside a twin of the same
+/// shape repeated ten times that converts with its structure and no note. The work is bounded
+/// in the unit tests of `dom` (by the depth html5ever is given), not timed here.
+#[tokio::test]
+async fn deep_and_misnested_pages_come_back_as_text() {
+    let rows: Vec<(&str, &str, usize)> = vec![
+        ("/div", "<div>", 200_000),
+        ("/ul", "<ul><li>", 100_000),
+        ("/b-div", "<b><div></b>", 100_000),
+        ("/div-span", "<div></span>", 100_000),
+        ("/div-table", "<div><table></div></table>", 50_000),
+        ("/table", "<table><tr><td>", 50_000),
+    ];
+    let mut pages: Vec<(String, String, bool)> = Vec::new();
+    for (path, unit, n) in &rows {
+        for (suffix, count, deep) in [("", *n, true), ("-twin", 10, false)] {
+            let body = format!("<html><body>{}<h2>deep words</h2>", unit.repeat(count));
+            pages.push((format!("{path}{suffix}"), body, deep));
+        }
+    }
+    let mut app = Router::new();
+    for (path, body, _) in &pages {
+        let body: &'static str = Box::leak(body.clone().into_boxed_str());
+        app = app.route(path, get(move || async move { html(body) }));
+    }
+    let addr = serve(app).await;
+    let fx = Fixture::new();
+    for (path, body, deep) in &pages {
+        assert!(body.len() < 5 * 1024 * 1024, "{path}");
+        let text = fx
+            .ok("web_fetch", &json!({"url": url(addr, path)}).to_string())
+            .await
+            .joined_text();
+        assert!(text.contains("deep words"), "{path}: {text}");
+        assert!(
+            !text.contains("was cut") && !text.contains("broke off"),
+            "{path}: {text}"
+        );
+        assert_eq!(
+            text.contains("nests elements deeper"),
+            *deep,
+            "{path}: {text}"
+        );
+        if !deep {
+            assert!(text.contains("## deep words"), "{path}: {text}");
+        }
+    }
+}
