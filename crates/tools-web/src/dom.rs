@@ -79,12 +79,18 @@ pub(crate) struct Renested {
 ///   `<li>` closes the previous item, `<td>` the previous cell, `<option>` the previous option,
 ///   and so on, so that ordinary pages with unclosed paragraphs or list items do not fill the
 ///   stack.
+/// - `</b>` with a block open inside the `<b>` is dropped (the tree builder keeps the block
+///   open, bold inside); formatting elements closed only because an element around them closed
+///   are opened again before the next text, as the tree builder reconstructs them (at most
+///   three alike, 32 at a time, and no more bytes in all than the page has).
 /// - Void elements never open; inside `<svg>` or `<math>`, where a self-closing tag or an
 ///   `<input>` does open an element, they are written as a start tag and its end tag.
-/// - Comments are dropped; the doctype is kept (it decides quirks mode); text and attribute
-///   values are escaped again.
+/// - Comments are dropped; the doctype is kept (it decides quirks mode); text, raw text
+///   included, and attribute values are escaped again (`<xmp>`, `<plaintext>` and `<noembed>`
+///   are written as `<span>` so that their text reads the same).
 ///
-/// Linear in the length of `html`, times at most `max_open` per tag.
+/// Linear in the length of `html`, times at most `max_open` per tag; the output is at most
+/// a few times the input (escaping, end tags, and the reopening budget).
 pub(crate) fn renest(html: &str, max_open: usize) -> Renested {
     let sink = Renester {
         state: RefCell::new(State {
