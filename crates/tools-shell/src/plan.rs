@@ -313,6 +313,32 @@ fn masked_programs(denied: &[String], env_allow: &[String]) -> Vec<PathBuf> {
     out
 }
 
+/// The base name of the file `program` really is (`gmake` is a link to `make`), looked up
+/// like the child would (`PATH`, and the usual system directories), for rules on commands.
+// Program directories are system state read to judge a command, not a tool's file access.
+#[allow(clippy::disallowed_methods)]
+fn real_program_name(program: &str, env_allow: &[String]) -> Option<String> {
+    let candidates: Vec<PathBuf> = if program.contains('/') {
+        vec![PathBuf::from(program)]
+    } else {
+        let mut dirs: Vec<PathBuf> = PROGRAM_DIRS.iter().map(PathBuf::from).collect();
+        if env_allow.iter().any(|k| k == "PATH")
+            && let Some(path) = std::env::var_os("PATH")
+        {
+            dirs.splice(
+                0..0,
+                std::env::split_paths(&path).filter(|d| d.is_absolute()),
+            );
+        }
+        dirs.iter().map(|d| d.join(program)).collect()
+    };
+    let real = candidates
+        .iter()
+        .filter(|c| c.is_absolute())
+        .find_map(|c| std::fs::canonicalize(c).ok())?;
+    real.file_name()?.to_str().map(str::to_owned)
+}
+
 /// Other names of the same files in `dirs`: hard links (Debian's `perl` is also
 /// `perl5.36.0`, `gunzip` also `uncompress`), which masking by name alone would leave runnable.
 /// Cached per process for one set of files, since the program directories rarely change.
@@ -463,7 +489,7 @@ pub(crate) fn plan(
             programs: analysis.programs(),
             risk,
             why,
-            commands: analysis.simple_commands(),
+            commands: analysis.simple_commands(|p| real_program_name(p, &config.env_allow)),
         },
     );
 

@@ -168,17 +168,27 @@ impl Analysis {
     }
 
     /// Each program the line runs with its arguments, as policy rules on commands see them:
-    /// the program's base name (`/bin/tar` is `tar`) and its arguments, space-separated.
-    pub fn simple_commands(&self) -> Vec<String> {
+    /// the program's base name (`/bin/tar` is `tar`) and its arguments, space-separated; and
+    /// again under the name `real_name` gives for the program (the file a link such as
+    /// `gmake -> make` leads to), when it gives one.
+    pub fn simple_commands(&self, real_name: impl Fn(&str) -> Option<String>) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         for c in self.commands.iter().filter(|c| !c.synthetic) {
-            let base = c.program.rsplit('/').next().unwrap_or(&c.program);
-            let line = std::iter::once(base)
-                .chain(c.args.iter().map(String::as_str))
-                .collect::<Vec<_>>()
-                .join(" ");
-            if !out.contains(&line) {
-                out.push(line);
+            let base = c
+                .program
+                .rsplit('/')
+                .next()
+                .unwrap_or(&c.program)
+                .to_owned();
+            let real = real_name(&c.program).filter(|r| *r != base);
+            for name in std::iter::once(base).chain(real) {
+                let line = std::iter::once(name.as_str())
+                    .chain(c.args.iter().map(String::as_str))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                if !out.contains(&line) {
+                    out.push(line);
+                }
             }
         }
         out

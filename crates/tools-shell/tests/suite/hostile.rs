@@ -554,4 +554,21 @@ async fn command_rules_hold_for_every_simple_command_in_the_line() {
             "{command}: {result:?}"
         );
     }
+    // Found in round 7: a link to the program (Debian's `gmake -> make`) is judged by the file
+    // it leads to. Twin: a link to another program.
+    let links = tempfile::tempdir().unwrap();
+    let which = |p: &str| {
+        ["/usr/bin", "/bin"]
+            .iter()
+            .map(|d| std::path::Path::new(d).join(p))
+            .find(|c| c.exists())
+            .unwrap()
+    };
+    std::os::unix::fs::symlink(which("tar"), links.path().join("packer")).unwrap();
+    std::os::unix::fs::symlink(which("ls"), links.path().join("lister")).unwrap();
+    let packer = format!("{}/packer --version", links.path().display());
+    let lister = format!("{}/lister", links.path().display());
+    let refused = fx.sh(policy(), &packer).await.unwrap_err();
+    assert_eq!(refused.kind(), tool_core::ErrorKind::Denied, "{refused}");
+    assert!(fx.sh(policy(), &lister).await.is_ok());
 }
