@@ -26,22 +26,29 @@ pub fn analyze(command: &str) -> Result<Analysis, Unknown> {
 /// build). It is reserved, not used: pages are only touched as deep as the command goes.
 const ANALYSIS_STACK: usize = 512 << 20;
 
-/// Runs `f` on a thread with [`ANALYSIS_STACK`] of stack.
+/// Runs `f` on a thread with [`ANALYSIS_STACK`] of stack; where no such thread can be made
+/// (strict overcommit, a small `ulimit -v`), on the caller's, which [`super::nesting`]'s bound
+/// keeps safe for all but commands built to fool it.
 pub(crate) fn deep_stack<T: Send>(
     f: impl FnOnce() -> Result<T, Unknown> + Send,
 ) -> Result<T, Unknown> {
+    let f = std::sync::Mutex::new(Some(f));
+    let take = || f.lock().ok().and_then(|mut g| g.take());
     std::thread::scope(|s| {
-        std::thread::Builder::new()
+        let spawned = std::thread::Builder::new()
             .name("shell-analysis".into())
             .stack_size(ANALYSIS_STACK)
-            .spawn_scoped(s, f)
-            .map_err(|e| {
-                Unknown(format!(
-                    "its analysis could not start ({e}); try again in a moment"
-                ))
-            })?
-            .join()
-            .map_err(|_| Unknown("its analysis failed; split it into simpler commands".into()))?
+            .spawn_scoped(s, || take().map(|f| f()));
+        match spawned {
+            Ok(handle) => handle
+                .join()
+                .map_err(|_| Unknown("its analysis failed; split it into simpler commands".into()))?
+                .unwrap_or_else(|| Err(Unknown("its analysis did not run; try again".into()))),
+            Err(_) => match take() {
+                Some(f) => f(),
+                None => Err(Unknown("its analysis did not run; try again".into())),
+            },
+        }
     })
 }
 
