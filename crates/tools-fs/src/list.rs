@@ -75,14 +75,27 @@ impl Tool for ListDir {
                 ignores: Vec::new(),
                 recursive: args.recursive,
                 cancel: &cancel,
+                withheld: 0,
             };
             lister.walk(&path, "", depth)?;
-            let Lister { out, omitted, .. } = lister;
+            let Lister {
+                out,
+                omitted,
+                withheld,
+                ..
+            } = lister;
             let mut text = if out.is_empty() {
                 format!("{path}/ is empty.\n")
             } else {
                 out.join("\n") + "\n"
             };
+            if withheld > 0 {
+                text.push_str(&format!(
+                    "[{withheld} director{} not listed inside: the policy does not let list_dir read {}]\n",
+                    if withheld == 1 { "y was" } else { "ies were" },
+                    if withheld == 1 { "it" } else { "them" }
+                ));
+            }
             if omitted > 0 {
                 text.push_str(&format!(
                     "[... and {omitted} more entries; list a subdirectory or raise max_entries to see them]\n"
@@ -108,6 +121,8 @@ struct Lister<'a> {
     ignores: Vec<Gitignore>,
     recursive: bool,
     cancel: &'a tool_core::CancellationToken,
+    /// Directories not descended into because the policy keeps them from this tool.
+    withheld: usize,
 }
 
 impl Lister<'_> {
@@ -176,6 +191,15 @@ impl Lister<'_> {
             self.out.push(format!("{rel}/"));
             if depth > 1 {
                 let child = dir.join(&name)?;
+                // A directory the rules keep from reading is named (its parent may be listed)
+                // but not opened: its entries' names are its contents.
+                let verdict = self
+                    .policy
+                    .decide(ListDir::NAME, &self.ws.read_accesses(&child));
+                if verdict.decision != tool_core::Decision::Allow {
+                    self.withheld += 1;
+                    continue;
+                }
                 self.walk(&child, &format!("{rel}/"), depth - 1)?;
             }
         }

@@ -717,3 +717,38 @@ async fn walks_skip_files_the_rules_keep_from_reading() {
         assert!(out.contains("src/lib.rs"), "{decision:?}: {out}");
     }
 }
+
+/// Found in round 7: with `read(secrets/**)` = deny, `list_dir` of `secrets` was refused but a
+/// recursive listing of `.` showed the names inside. A recursive listing names such a
+/// directory (its parent may be listed) and does not open it; twin: its sibling is listed whole.
+#[tokio::test]
+async fn recursive_listings_do_not_open_directories_the_rules_keep() {
+    let fx = Fixture::new();
+    fx.write("secrets/db-password.txt", "x");
+    fx.write("secrets/inner/k.txt", "x");
+    fx.write("open/visible.txt", "x");
+    let policy = Policy::supervised()
+        .rule("read(secrets/**)", tool_core::Decision::Deny)
+        .unwrap();
+    let ctx = ToolContext::new(
+        fx.ctx.workspace.clone(),
+        Arc::new(policy),
+        Arc::new(Limits::default()),
+    );
+    let out = call_on(
+        &fx.stack,
+        &ctx,
+        "list_dir",
+        json!({"path": ".", "recursive": true}),
+    )
+    .await
+    .unwrap()
+    .joined_text();
+    assert!(out.contains("secrets/"), "{out}");
+    assert!(
+        !out.contains("db-password") && !out.contains("inner"),
+        "{out}"
+    );
+    assert!(out.contains("open/visible.txt"), "{out}");
+    assert!(out.contains("not listed inside"), "{out}");
+}
