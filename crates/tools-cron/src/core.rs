@@ -132,6 +132,19 @@ impl Cron {
 
     /// Accesses of adding or changing a job that runs `action`: the cron state, plus whatever
     /// the action would touch when it runs, so the policy judges the command now.
+    /// What setting stored work running needs (`cron_run`, resuming, rescheduling): every tool
+    /// a job runs through, as deferred work, so that only a caller who may use them may.
+    pub(crate) fn job_tools(&self, ctx: &ToolContext) -> Vec<Access> {
+        self.runner
+            .tools(ctx)
+            .into_iter()
+            .map(|tool| Access::Deferred {
+                tool,
+                accesses: Vec::new(),
+            })
+            .collect()
+    }
+
     pub(crate) fn action_accesses(
         &self,
         ctx: &ToolContext,

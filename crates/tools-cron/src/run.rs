@@ -44,16 +44,7 @@ impl Tool for CronRun {
         // doing its work now: only a caller that may use the tools a job runs through may (an
         // agent kept from `shell` does not run a stored command through here).
         let mut accesses = vec![state(true)];
-        accesses.extend(
-            self.0
-                .runner
-                .tools(ctx)
-                .into_iter()
-                .map(|tool| Access::Deferred {
-                    tool,
-                    accesses: Vec::new(),
-                }),
-        );
+        accesses.extend(self.0.job_tools(ctx));
         Ok(accesses)
     }
 

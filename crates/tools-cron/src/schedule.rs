@@ -131,12 +131,7 @@ impl Tool for Schedule {
             ScheduleAction::Resume => {
                 job_id(args)?;
                 let mut accesses = vec![state(true)];
-                accesses.extend(self.0.runner.tools(ctx).into_iter().map(|tool| {
-                    Access::Deferred {
-                        tool,
-                        accesses: Vec::new(),
-                    }
-                }));
+                accesses.extend(self.0.job_tools(ctx));
                 Ok(accesses)
             }
         }

@@ -61,15 +61,7 @@ impl Tool for CronUpdate {
         let reschedules =
             args.paused == Some(false) || args.expression.is_some() || args.delay.is_some();
         let resumes: Vec<Access> = if reschedules {
-            self.0
-                .runner
-                .tools(ctx)
-                .into_iter()
-                .map(|tool| Access::Deferred {
-                    tool,
-                    accesses: Vec::new(),
-                })
-                .collect()
+            self.0.job_tools(ctx)
         } else {
             Vec::new()
         };
