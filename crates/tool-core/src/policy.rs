@@ -94,6 +94,11 @@ pub enum Access {
         /// -x` gives `echo hi` and `tar -x`). `deny` and `ask` rules on commands match any of
         /// them as well as the whole line, so no spelling or position slips past them.
         commands: Vec<String>,
+        /// The programs in the line that run code the tool's parser cannot see into (a script,
+        /// `python3 -c`, `make`, a `git` alias, a program it does not know). A `deny` or `ask`
+        /// rule on commands cannot be checked inside them, so where such a rule exists for the
+        /// tool, the line asks (fails closed) unless a rule already decides it strictly.
+        opaque: Vec<String>,
     },
     /// Talk to a network host.
     Network {
@@ -648,8 +653,12 @@ impl Policy {
                     acc.reasons.push(why);
                 }
                 acc.culprits.push(format!("{prefix}{access}"));
+                // No rule line lets opaque code past a restricting command rule, so none is
+                // offered for it.
                 let line = rule_line(tool, access);
-                if !acc.rules.contains(&line) {
+                if self.unverifiable_command_rule(tool, access).is_none()
+                    && !acc.rules.contains(&line)
+                {
                     acc.rules.push(line);
                 }
             }
@@ -663,13 +672,39 @@ impl Policy {
             .iter()
             .filter(|r| r.matches(tool, access))
             .max_by_key(|r| r.decision);
-        match floor {
+        let decided = match floor {
             Some(rule) if rule.decision > decided.0 => (
                 rule.decision,
                 format!("the workspace's rule `{rule}` says {:?}", rule.decision).to_lowercase(),
             ),
             _ => decided,
+        };
+        if decided.0 < Decision::Ask
+            && let Some(why) = self.unverifiable_command_rule(tool, access)
+        {
+            return (Decision::Ask, why);
         }
+        decided
+    }
+
+    /// Why a command that runs opaque code asks: a restricting rule on the tool's commands
+    /// (`shell(tar*)` = deny) exists, and the code may run what it names without the parser
+    /// seeing it (`python3 -c "os.system('tar …')"`). `None` when no such rule or code exists.
+    fn unverifiable_command_rule(&self, tool: &str, access: &Access) -> Option<String> {
+        let Access::Execute { opaque, .. } = access else {
+            return None;
+        };
+        let program = opaque.first()?;
+        let rule = self
+            .rules
+            .iter()
+            .chain(&self.narrowing_rules)
+            .filter(|r| r.decision != Decision::Allow && r.pattern.is_some())
+            .find(|r| r.tool == tool || r.tool == "execute")?;
+        Some(format!(
+            "`{program}` runs code Toolshed cannot see into, so the rule `{rule}` ({}) cannot be checked inside it; approve only if that code does not run what the rule names (to keep a program from ever running, list it in policy.denied_commands, which the sandbox enforces)",
+            format!("{:?}", rule.decision).to_lowercase()
+        ))
     }
 
     /// The decision before [`Policy::narrowing_rules`].

@@ -329,6 +329,7 @@ impl Tool for HardwareMemory {
                 // supervised mode (add probe-rs to policy.allowed_commands to run without asking).
                 vec![Access::Execute {
                     commands: vec![command.clone()],
+                    opaque: Vec::new(),
                     command,
                     programs: vec![program],
                     risk: Risk::Medium,

@@ -273,6 +273,83 @@ fn glob_covered(
     Ok(found)
 }
 
+/// Whether `dir` holds git data under whatever name: a repository git itself would open (a
+/// `HEAD` file beside `objects/` and `refs/`: a bare clone, a copied `.git`), or a copied
+/// object store (`objects/` with `pack/` or two-hex-digit fan-out directories).
+fn is_git_data(dir: &std::path::Path, name: &str) -> bool {
+    let is = |p: &str, want_dir: bool| {
+        std::fs::symlink_metadata(dir.join(p))
+            .is_ok_and(|m| if want_dir { m.is_dir() } else { m.is_file() })
+    };
+    if is("HEAD", false) && is("objects", true) && is("refs", true) {
+        return true;
+    }
+    if name == "objects" {
+        if is("pack", true) || is("info/alternates", false) {
+            return true;
+        }
+        if let Ok(entries) = std::fs::read_dir(dir) {
+            return entries.flatten().take(512).any(|e| {
+                let n = e.file_name();
+                let n = n.as_encoded_bytes();
+                n.len() == 2
+                    && n.iter().all(u8::is_ascii_hexdigit)
+                    && e.file_type().is_ok_and(|t| t.is_dir())
+            });
+        }
+    }
+    false
+}
+
+/// Whether a file holds git data by its kind (a pack, its index, a bundle).
+fn is_git_file(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    [".pack", ".idx", ".bundle", ".rev", ".midx"]
+        .iter()
+        .any(|ext| lower.ends_with(ext))
+}
+
+/// Every copy of git data below `root` (see [`is_git_data`], [`is_git_file`]), besides `.git`
+/// entries (masked by name), walking at most [`GLOB_WALK_DIRS`] directories without following
+/// links; an error sentence when the tree is bigger, so that a read rule is never silently
+/// left open through a repository's history.
+fn git_data(root: &std::path::Path) -> Result<Vec<PathBuf>, String> {
+    let mut found = Vec::new();
+    let mut queue = std::collections::VecDeque::from([root.to_path_buf()]);
+    let mut visited = 0;
+    while let Some(dir) = queue.pop_front() {
+        visited += 1;
+        if visited > GLOB_WALK_DIRS {
+            return Err(format!(
+                "the workspace has more than {GLOB_WALK_DIRS} directories, too many to find every copy of git history (which holds the files the rule keeps) before each command"
+            ));
+        }
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if name.as_encoded_bytes().eq_ignore_ascii_case(b".git") {
+                continue;
+            }
+            let text = name.to_string_lossy();
+            if kind.is_dir() {
+                if is_git_data(&entry.path(), &text) {
+                    found.push(entry.path());
+                } else {
+                    queue.push_back(entry.path());
+                }
+            } else if kind.is_file() && is_git_file(&text) {
+                found.push(entry.path());
+            }
+        }
+    }
+    Ok(found)
+}
+
 /// Where programs are looked for, besides the child's own `PATH`, when masking denied ones.
 const PROGRAM_DIRS: &[&str] = &[
     "/usr/local/sbin",
@@ -482,6 +559,16 @@ pub(crate) fn plan(
         accesses.push(Access::Network { host: "*".into() });
     }
 
+    let (commands, complete) =
+        analysis.simple_commands(|p| real_program_name(p, &config.env_allow));
+    let mut opaque = analysis.opaque_programs();
+    if !complete {
+        // Rules on commands could not be checked against every spelling: fail closed.
+        opaque.push(format!(
+            "a line of more than {} option spellings",
+            crate::analyze::MAX_SPELLINGS
+        ));
+    }
     accesses.insert(
         0,
         Access::Execute {
@@ -489,7 +576,8 @@ pub(crate) fn plan(
             programs: analysis.programs(),
             risk,
             why,
-            commands: analysis.simple_commands(|p| real_program_name(p, &config.env_allow)),
+            commands,
+            opaque,
         },
     );
 
@@ -576,10 +664,18 @@ pub(crate) fn plan(
     // or zlib over `.git/objects`), which no mount of the working tree hides: while read rules
     // hold, the shell does not see the repositories at all (git_operations withholds such
     // files itself).
+    // Git data kept under another name (a bare clone, a copied `.git` or object store, a
+    // bundle or pack) is hidden too.
     if !ctx.policy.kind_rule_paths(false).is_empty() || !hide.is_empty() {
         for root in dirs(true).iter().chain(&dirs(false)) {
             sandbox.masked.push(root.join(".git"));
             sandbox.masked.extend(nested_git(root));
+            let copies = git_data(root).map_err(|too_many| {
+                ToolError::Denied(format!(
+                    "The shell cannot hold to the workspace's read rules here: {too_many}. Use the file tools and git tools, which apply the rules themselves, or narrow the workspace."
+                ))
+            })?;
+            sandbox.masked.extend(copies);
         }
     }
     let guard = Guard::new(&sandbox.protected, &writable, git_allowed);

@@ -28,6 +28,18 @@ fn exec(command: &str, programs: &[&str], risk: Risk) -> Access {
         risk,
         why: String::new(),
         commands: vec![command.into()],
+        opaque: Vec::new(),
+    }
+}
+
+fn opaque_exec(command: &str, program: &str) -> Access {
+    Access::Execute {
+        command: command.into(),
+        programs: vec![program.into()],
+        risk: Risk::Low,
+        why: String::new(),
+        commands: vec![command.into()],
+        opaque: vec![program.into()],
     }
 }
 
@@ -1247,6 +1259,49 @@ fn deferred_work_is_judged_under_the_tool_that_will_do_it() {
         }
         if expected == Ask {
             assert_eq!(v.rules, [r#""shell(make all)" = "allow""#], "{label}");
+        }
+    }
+}
+
+#[test]
+fn opaque_code_asks_where_a_rule_on_commands_restricts() {
+    // `python3 -c "os.system('tar …')"` runs what `shell(tar*)` refuses without the parser
+    // seeing it: where such a rule exists, opaque code asks (fails closed), and no rule line is
+    // offered that would let it through.
+    let deny_tar = Policy::full().rule("shell(tar*)", Deny).unwrap();
+    let ask_rm = Policy::supervised().rule("shell(rm *)", Ask).unwrap();
+    let by_kind = Policy::full().rule("execute(curl*)", Deny).unwrap();
+    let narrowed = Policy::full().narrowing_rule("shell(tar*)", Deny).unwrap();
+    let allow_only = Policy::full().rule("shell(ls*)", Allow).unwrap();
+    let other_tool = Policy::full().rule("git_commit(*)", Deny).unwrap();
+    let whole_tool_allowed = Policy::full();
+    let later = |inner: Vec<Access>| Access::Deferred {
+        tool: "shell".into(),
+        accesses: inner,
+    };
+    #[rustfmt::skip]
+    let rows: Vec<(&str, &Policy, &str, Vec<Access>, Decision)> = vec![
+        ("interpreter under a deny rule", &deny_tar, "shell", vec![opaque_exec("python3 -c x", "python3")], Ask),
+        ("twin: plain code under it", &deny_tar, "shell", vec![exec("ls", &["ls"], Risk::Low)], Allow),
+        ("twin: the rule itself still refuses", &deny_tar, "shell", vec![exec("tar -x", &["tar"], Risk::Low)], Deny),
+        ("interpreter under an ask rule", &ask_rm, "shell", vec![opaque_exec("make", "make")], Ask),
+        ("an execute kind rule", &by_kind, "shell", vec![opaque_exec("./build.sh", "./build.sh")], Ask),
+        ("a workspace's narrowing rule", &narrowed, "shell", vec![opaque_exec("node -e x", "node")], Ask),
+        ("a job's command, judged as shell", &deny_tar, "cron_add", vec![later(vec![opaque_exec("python3 -c x", "python3")])], Ask),
+        ("twin: only allow rules", &allow_only, "shell", vec![opaque_exec("python3 -c x", "python3")], Allow),
+        ("twin: a rule on another tool", &other_tool, "shell", vec![opaque_exec("python3 -c x", "python3")], Allow),
+        ("twin: no rules at all", &whole_tool_allowed, "shell", vec![opaque_exec("python3 -c x", "python3")], Allow),
+    ];
+    for (label, policy, tool, accesses, expected) in rows {
+        let v = policy.decide(tool, &accesses);
+        assert_eq!(v.decision, expected, "{label}: {}", v.reason);
+        if expected == Ask {
+            assert!(
+                v.reason.contains("cannot be checked inside it"),
+                "{label}: {}",
+                v.reason
+            );
+            assert!(v.rules.is_empty(), "{label}: offers {:?}", v.rules);
         }
     }
 }

@@ -53,6 +53,7 @@ impl JobRunner for RecordingRunner {
                     risk,
                     why: String::new(),
                     commands: vec![c.clone()],
+                    opaque: Vec::new(),
                 }])
             }
             JobAction::Prompt(_) => Err(ToolError::Failed(

@@ -24,6 +24,7 @@ mod bash;
 mod nesting;
 mod programs;
 mod scripts;
+mod spellings;
 mod walk;
 mod words;
 
@@ -31,6 +32,11 @@ pub use walk::analyze;
 pub use words::Word;
 
 use tool_core::Risk;
+
+/// At most this many spellings of a line's simple commands are given to the policy's rules
+/// ([`Analysis::simple_commands`]); a line that would need more asks wherever a rule on
+/// commands restricts.
+pub const MAX_SPELLINGS: usize = 20_000;
 
 /// Why a command could not be analysed, as a sentence for the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,6 +70,10 @@ pub struct Command {
     /// Whether this is not a program but another construct with a risk of its own (a variable
     /// assignment, a read from /dev/tcp).
     pub synthetic: bool,
+    /// Whether it runs code this analysis cannot see into (a script, `python3 -c`, `make`, a
+    /// `git` alias, a program or option Toolshed does not know): a rule on commands cannot be
+    /// checked inside it.
+    pub opaque: bool,
 }
 
 /// What a command can reach beyond the workspace (or destroy in it), for judging it when the
@@ -170,9 +180,18 @@ impl Analysis {
     /// Each program the line runs with its arguments, as policy rules on commands see them:
     /// the program's base name (`/bin/tar` is `tar`) and its arguments, space-separated; and
     /// again under the name `real_name` gives for the program (the file a link such as
-    /// `gmake -> make` leads to), when it gives one.
-    pub fn simple_commands(&self, real_name: impl Fn(&str) -> Option<String>) -> Vec<String> {
+    /// `gmake -> make` leads to), when it gives one; each also in the other spellings of its
+    /// options that mean the same (`rm -fr` is also `rm -rf`; module `spellings`).
+    ///
+    /// The second value is false when the line has so many commands that not every spelling
+    /// was given (more than [`MAX_SPELLINGS`] in all); the written ones always are.
+    pub fn simple_commands(
+        &self,
+        real_name: impl Fn(&str) -> Option<String>,
+    ) -> (Vec<String>, bool) {
         let mut out: Vec<String> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut names = Vec::new();
         for c in self.commands.iter().filter(|c| !c.synthetic) {
             let base = c
                 .program
@@ -186,9 +205,35 @@ impl Analysis {
                     .chain(c.args.iter().map(String::as_str))
                     .collect::<Vec<_>>()
                     .join(" ");
-                if !out.contains(&line) {
+                if seen.insert(line.clone()) {
                     out.push(line);
                 }
+                names.push((name, c));
+            }
+        }
+        let mut complete = true;
+        for (name, c) in names {
+            for line in spellings::spellings(&name, &c.args).into_iter().skip(1) {
+                if out.len() >= MAX_SPELLINGS {
+                    complete = false;
+                    break;
+                }
+                if seen.insert(line.clone()) {
+                    out.push(line);
+                }
+            }
+        }
+        (out, complete)
+    }
+
+    /// The programs that run code this analysis cannot see into ([`Command::opaque`]), in
+    /// order, without duplicates.
+    pub fn opaque_programs(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        // Synthetic ones count: `PATH=./bin ls` runs whatever `./bin/ls` is.
+        for c in self.commands.iter().filter(|c| c.opaque) {
+            if !out.contains(&c.program) {
+                out.push(c.program.clone());
             }
         }
         out

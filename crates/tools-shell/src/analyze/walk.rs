@@ -544,6 +544,7 @@ impl Walker {
 
     /// Records a construct that is not a program but has a risk (an assignment, a socket read).
     pub(crate) fn push_command(&mut self, what: &str, args: &[Word], class: Class) {
+        let opaque = class.is_opaque();
         self.commands.push(Command {
             program: what.to_string(),
             args: args.iter().map(|a| a.display().to_string()).collect(),
@@ -553,6 +554,7 @@ impl Walker {
             reach_reason: class.reach_reason,
             network: class.network,
             synthetic: true,
+            opaque,
         });
     }
 
@@ -568,6 +570,7 @@ impl Walker {
             reach_reason: String::new(),
             network: false,
             synthetic: false,
+            opaque: false,
         });
         self.commands.len() - 1
     }
@@ -581,6 +584,7 @@ impl Walker {
             });
         }
         if let Some(c) = self.commands.get_mut(index) {
+            c.opaque = class.is_opaque();
             c.risk = class.risk;
             c.reason = class.reason;
             c.reach = class.reach;

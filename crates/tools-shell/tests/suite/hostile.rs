@@ -545,6 +545,24 @@ async fn command_rules_hold_for_every_simple_command_in_the_line() {
         ("echo tar", None),
         ("echo make; ls", None),
         ("ls", None),
+        // Found in round 7: programs that start programs. A rule cannot see inside opaque code,
+        // so where one restricts commands, such code asks (fails closed).
+        ("python3 -c \"import os; os.system('tar --version')\"", Some(tool_core::ErrorKind::NeedsApproval)),
+        ("git -c alias.x='!tar --version' x", Some(tool_core::ErrorKind::NeedsApproval)),
+        ("awk 'BEGIN { system(\"tar --version\") }'", Some(tool_core::ErrorKind::NeedsApproval)),
+        ("sed 's/x/tar --version/e' /dev/null", Some(tool_core::ErrorKind::NeedsApproval)),
+        ("bash run.sh", Some(tool_core::ErrorKind::NeedsApproval)),
+        ("./run.sh", Some(tool_core::ErrorKind::NeedsApproval)),
+        ("echo 'tar --version' | sh", Some(tool_core::ErrorKind::NeedsApproval)),
+        ("frobnicate --tar", Some(tool_core::ErrorKind::NeedsApproval)),
+        ("PATH=./bin:$PATH ls", Some(tool_core::ErrorKind::NeedsApproval)),
+        ("LD_PRELOAD=./x.so ls", Some(tool_core::ErrorKind::NeedsApproval)),
+        // Twins: shell code the analysis reads is judged command by command; plain programs run.
+        ("sh -c 'tar --version'", Some(tool_core::ErrorKind::Denied)),
+        ("sh -c 'echo hi'", None),
+        ("python3 --version", None),
+        ("awk 'BEGIN { print 1 }'", None),
+        ("git --version", None),
     ];
     for (command, refused) in rows {
         let result = fx.sh(policy(), command).await;
@@ -570,5 +588,52 @@ async fn command_rules_hold_for_every_simple_command_in_the_line() {
     let lister = format!("{}/lister", links.path().display());
     let refused = fx.sh(policy(), &packer).await.unwrap_err();
     assert_eq!(refused.kind(), tool_core::ErrorKind::Denied, "{refused}");
-    assert!(fx.sh(policy(), &lister).await.is_ok());
+    // A program by a path outside the system directories is not one the analysis knows, so
+    // under restricting rules it asks; it is not refused as the program it is not.
+    let asked = fx.sh(policy(), &lister).await.unwrap_err();
+    assert_eq!(asked.kind(), tool_core::ErrorKind::NeedsApproval, "{asked}");
+    assert!(fx.sh(Policy::full(), &lister).await.is_ok());
+}
+
+#[tokio::test]
+async fn command_rules_hold_for_every_spelling_of_the_options() {
+    // Found in round 7: `shell(rm -rf*)` was matched against the words as written, so `rm -fr`
+    // and `rm --recursive --force` slipped past it.
+    let fx = Fixture::new();
+    let policy = || {
+        Policy::full()
+            .rule("shell(rm -rf*)", tool_core::Decision::Deny)
+            .unwrap()
+            .rule("shell(git push -f*)", tool_core::Decision::Deny)
+            .unwrap()
+    };
+    #[rustfmt::skip]
+    let rows: Vec<(&str, Option<tool_core::ErrorKind>)> = vec![
+        ("rm -rf gone", Some(tool_core::ErrorKind::Denied)),
+        ("rm -fr gone", Some(tool_core::ErrorKind::Denied)),
+        ("rm -r -f gone", Some(tool_core::ErrorKind::Denied)),
+        ("rm -f -r gone", Some(tool_core::ErrorKind::Denied)),
+        ("rm -R -f gone", Some(tool_core::ErrorKind::Denied)),
+        ("rm -Rf gone", Some(tool_core::ErrorKind::Denied)),
+        ("rm -vfr gone", Some(tool_core::ErrorKind::Denied)),
+        ("rm --recursive --force gone", Some(tool_core::ErrorKind::Denied)),
+        ("rm --rec --fo gone", Some(tool_core::ErrorKind::Denied)),
+        ("rm gone -rf", Some(tool_core::ErrorKind::Denied)),
+        ("rm -r -f -- gone", Some(tool_core::ErrorKind::Denied)),
+        ("/bin/rm -fr gone", Some(tool_core::ErrorKind::Denied)),
+        ("git push --force origin", Some(tool_core::ErrorKind::Denied)),
+        ("git push origin -f", Some(tool_core::ErrorKind::Denied)),
+        // Twins: other options of the same program run.
+        ("rm -f gone", None),
+        ("rm -f -- gone", None),
+        ("git status", None),
+    ];
+    for (command, refused) in rows {
+        let result = fx.sh(policy(), command).await;
+        assert_eq!(
+            result.as_ref().err().map(|e| e.kind()),
+            refused,
+            "{command}: {result:?}"
+        );
+    }
 }

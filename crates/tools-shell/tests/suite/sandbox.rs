@@ -552,6 +552,40 @@ async fn read_rules_keep_the_repository_history_out_of_the_shell() {
     let out = fx.sh(Policy::full(), script).await.unwrap().joined_text();
     assert!(out.contains("BEGIN-PRIVATE-KEY-XYZ"), "{out}");
     assert!(out.contains("ref: refs/heads"), "{out}");
+
+    // Found in round 7: git data kept under another name. A bare clone, a copied `.git`, a
+    // copied object store and a bundle hold the same history.
+    git(".", &["clone", "-q", "--bare", ".", "backup.git"]);
+    let copy = std::process::Command::new("cp")
+        .args(["-r", ".git", "notgit"])
+        .current_dir(fx.path("."))
+        .status()
+        .unwrap();
+    assert!(copy.success());
+    std::fs::create_dir_all(fx.path("store")).unwrap();
+    let copy = std::process::Command::new("cp")
+        .args(["-r", ".git/objects", "store/objects"])
+        .current_dir(fx.path("."))
+        .status()
+        .unwrap();
+    assert!(copy.success());
+    git(".", &["bundle", "create", "-q", "all.bundle", "--all"]);
+    // (The shell's git refuses bare repositories found by walking in, so what matters is that
+    // the files themselves are out of sight: zlib over the objects reads them too.)
+    let script = "ls backup.git notgit store/objects; head -c 20 all.bundle; echo; echo done";
+    let ruled = Policy::full()
+        .rule("read(certs/**)", tool_core::Decision::Deny)
+        .unwrap();
+    let out = fx.sh(ruled, script).await.unwrap().joined_text();
+    for hidden in ["HEAD", "refs", "pack", "git bundle"] {
+        assert!(!out.contains(hidden), "{hidden}: {out}");
+    }
+    assert!(out.contains("done"), "{out}");
+    // Twin: without a read rule all four are there.
+    let out = fx.sh(Policy::full(), script).await.unwrap().joined_text();
+    for seen in ["HEAD", "refs", "pack", "git bundle"] {
+        assert!(out.contains(seen), "{seen}: {out}");
+    }
 }
 
 /// A denied program's other names (hard links such as Debian's `perl5.36.0` beside `perl`) are

@@ -159,7 +159,7 @@ impl Walker {
             return Ok(c);
         }
         if p.has('\0', "rcfile") || p.has('\0', "init-file") {
-            return Ok(code("`--rcfile` runs a startup file Toolshed cannot check"));
+            return Ok(code("`--rcfile` runs a startup file Toolshed cannot check").opaque());
         }
         let operands = &args[p.rest..];
         if operands
@@ -207,9 +207,9 @@ impl Walker {
             if p.has('\0', "version") || p.has('\0', "help") {
                 return Ok(low());
             }
-            return Ok(stdin_code());
+            return Ok(stdin_code().opaque());
         }
-        let mut c = contained("runs a shell script");
+        let mut c = contained("runs a shell script").opaque();
         c.arg_code = operands[0].literal().is_none();
         Ok(c)
     }

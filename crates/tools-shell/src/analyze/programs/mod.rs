@@ -59,6 +59,9 @@ pub(crate) struct Class {
     pub(crate) stdin_code: bool,
     /// Runs code named or given in its arguments (`sh -c`, `bash FILE`).
     pub(crate) arg_code: bool,
+    /// Runs code this analysis cannot see into (a script, `python3 -c`, `make`): rules on
+    /// commands cannot be checked inside it. A reach of [`Reach::Unknown`] or worse counts too.
+    pub(crate) opaque: bool,
 }
 
 impl Class {
@@ -76,7 +79,19 @@ impl Class {
             network: false,
             stdin_code: false,
             arg_code: false,
+            opaque: false,
         }
+    }
+
+    /// The same class, marked as running code this analysis cannot see into.
+    pub(crate) fn opaque(mut self) -> Class {
+        self.opaque = true;
+        self
+    }
+
+    /// Whether rules on commands cannot be checked inside what this class runs.
+    pub(crate) fn is_opaque(&self) -> bool {
+        self.opaque || self.reach >= Reach::Unknown
     }
 
     /// A class that talks to the network.
@@ -114,6 +129,7 @@ impl Class {
         self.network |= other.network;
         self.stdin_code |= other.stdin_code;
         self.arg_code |= other.arg_code;
+        self.opaque |= other.opaque;
     }
 
     /// The class of options that could not be read with certainty: at least medium, and high
@@ -170,7 +186,9 @@ impl Walker {
                 Reach::Unknown,
                 "runs a program by a path outside the system directories",
             ),
-            None => contained("runs a program by path (a script or binary from the workspace)"),
+            None => {
+                contained("runs a program by path (a script or binary from the workspace)").opaque()
+            }
             Some(key) => self.class_of(name, key, args)?,
         };
         self.set_class(index, class);
@@ -192,7 +210,11 @@ impl Walker {
             return Ok(class);
         }
         if let Some(class) = interpreters::interpreter(key, args) {
-            return Ok(class);
+            return Ok(if class.risk > Risk::Low {
+                class.opaque()
+            } else {
+                class
+            });
         }
         if interpreters::SHELLS.contains(&key) {
             return self.shell(args);
@@ -207,13 +229,22 @@ impl Walker {
             return self.git(args);
         }
         if let Some(class) = builders::builder(key, args) {
-            return Ok(class);
+            // Build scripts, Makefiles, package scripts and tests run whatever they contain.
+            return Ok(if class.risk > Risk::Low {
+                class.opaque()
+            } else {
+                class
+            });
         }
         if let Some(class) = archives::archive(key, args) {
             return Ok(class);
         }
         if let Some(class) = editors::editor(key, args) {
-            return Ok(class);
+            return Ok(if class.risk > Risk::Low {
+                class.opaque()
+            } else {
+                class
+            });
         }
         if let Some(class) = self.coreutil(key, args)? {
             return Ok(class);
