@@ -399,6 +399,13 @@ impl Walker {
                     ),
                 ));
             }
+            "install" if p.has('\0', "strip-program") => {
+                return Ok(Class::new(
+                    Risk::High,
+                    Reach::Unknown,
+                    "`install --strip-program` runs a program",
+                ));
+            }
             "cp" | "ln" | "install" | "mv" => {
                 let target_dir = p
                     .values('t', "target-directory")

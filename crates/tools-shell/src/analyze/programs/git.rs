@@ -183,6 +183,13 @@ impl Walker {
                 ));
             }
         }
+        if let Some(why) = runs_programs(sub, rest) {
+            // Still classified as the subcommand below (a clone needs the network).
+            c.raise(Risk::High, Reach::Unknown, why);
+            c.opaque = true;
+            c.merge(self.git_sub(sub, rest));
+            return Ok(c);
+        }
         if c.risk == Risk::High {
             return Ok(c);
         }
@@ -460,6 +467,37 @@ impl Walker {
             ),
         }
     }
+}
+
+/// Why `git SUB REST` runs a program or shell command it is given (`rebase -x`, `bisect run`,
+/// `submodule foreach`), or one of the helpers git starts to talk to other repositories (ssh,
+/// credential helpers, transports): code a rule on commands cannot see into.
+fn runs_programs(sub: &str, rest: &[Word]) -> Option<String> {
+    let words: Vec<&str> = rest.iter().map(|w| w.display()).collect();
+    let short = |c: char| {
+        words
+            .iter()
+            .any(|t| !t.starts_with("--") && t.starts_with('-') && t[1..].contains(c))
+    };
+    let long = |name: &str| {
+        words.iter().any(|t| {
+            t.strip_prefix("--")
+                .map(|l| l.split('=').next().unwrap_or(l))
+                .is_some_and(|n| n.len() >= 2 && name.starts_with(n))
+        })
+    };
+    let runs = match sub {
+        "rebase" => short('x') || long("exec"),
+        "bisect" => words.first().is_some_and(|w| *w == "run"),
+        "submodule" => words.iter().any(|w| *w == "foreach"),
+        "clone" | "fetch" | "pull" | "push" | "ls-remote" | "archive" | "send-email"
+        | "request-pull" | "svn" | "p4" | "daemon" | "http-backend" | "instaweb" | "credential"
+        | "credential-store" | "credential-cache" | "remote-ext" | "remote-fd" | "upload-pack"
+        | "receive-pack" | "upload-archive" | "bundle" | "filter-branch" | "difftool"
+        | "mergetool" | "web--browse" | "citool" | "gui" | "gitk" | "hook" => true,
+        _ => false,
+    };
+    runs.then(|| format!("`git {sub}` runs programs or helpers Toolshed cannot see into"))
 }
 
 /// `git config`: only its explicit read forms are reads.
