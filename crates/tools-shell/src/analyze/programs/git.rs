@@ -489,7 +489,7 @@ fn runs_programs(sub: &str, rest: &[Word]) -> Option<String> {
     let runs = match sub {
         "rebase" => short('x') || long("exec"),
         "bisect" => words.first().is_some_and(|w| *w == "run"),
-        "submodule" => words.iter().any(|w| *w == "foreach"),
+        "submodule" => words.contains(&"foreach"),
         "clone" | "fetch" | "pull" | "push" | "ls-remote" | "archive" | "send-email"
         | "request-pull" | "svn" | "p4" | "daemon" | "http-backend" | "instaweb" | "credential"
         | "credential-store" | "credential-cache" | "remote-ext" | "remote-fd" | "upload-pack"
