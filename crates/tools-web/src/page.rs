@@ -270,7 +270,10 @@ fn unescape(s: &str) -> String {
 pub(crate) fn to_markdown(html: &str) -> (String, bool) {
     let converter = converter();
     let (markdown, cut) = match crate::dom::parse(&converter, html) {
-        Ok((tree, cut)) => (converter.tree_to_markdown(&tree), cut),
+        Ok((tree, cut)) => {
+            crate::dom::merge_alike_inline_siblings(&tree);
+            (converter.tree_to_markdown(&tree), cut)
+        }
         Err(_) => (String::new(), false),
     };
     (tidy(&markdown), cut)
