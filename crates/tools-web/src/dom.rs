@@ -21,12 +21,20 @@
 //!   writes, in time quadratic in a run of them; [`merge_alike_inline_siblings`] merges them
 //!   first, in one pass, so that it finds none.
 //!
+//! Before the tokenizer, each tag is cut to [`MAX_ATTRS`] attributes (see [`feed`]): the
+//! tokenizer checks every attribute of a tag against those before it, quadratic in one tag.
+//!
+//! All of this runs on a blocking thread, which a timed-out call cannot stop: [`parse`] looks
+//! at a [`Stop`] flag as it goes, and the caller sets it when it stops waiting.
+//!
 //! The size of the input is bounded before it gets here: bodies are read to the network
 //! layer's byte cap.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use html5ever::tendril::StrTendril;
 use html5ever::tokenizer::states::RawKind;
@@ -43,20 +51,116 @@ pub(crate) const MAX_DEPTH: usize = 128;
 /// The most formatting elements waiting to be opened again (real pages have one to three).
 const MAX_PENDING: usize = 32;
 
+/// The most attributes read of one tag; the rest of the tag is dropped before the tokenizer
+/// sees it. html5ever's tokenizer checks each attribute against every one before it, so one
+/// tag with 25,000 attributes took 4.6 s (and the tree builder would read it again); at 256,
+/// that check costs at most 256 comparisons per attribute, linear in the page. Real tags have
+/// a few dozen at most. The length of a tag is not capped: with the count capped its cost is
+/// linear in its length, and long values are real (`data:` images).
+pub(crate) const MAX_ATTRS: usize = 256;
+
 /// The most elements [`renest`] keeps open at once. Above [`MAX_DEPTH`], so that a page that
 /// hits it is also cut (and says so); far above what real pages nest (under 40).
 pub(crate) const MAX_OPEN: usize = 256;
 
 /// The document tree of `html`, cut at [`MAX_DEPTH`], and whether anything was cut (or
 /// dropped for nesting deeper than [`MAX_OPEN`]).
-pub(crate) fn parse(
-    converter: &htmd::HtmlToMarkdown,
-    html: &str,
-) -> std::io::Result<(Rc<Node>, bool)> {
-    let renested = renest(html, MAX_OPEN);
-    let tree = converter.html_to_tree(&renested.html)?;
+///
+/// Stops early, with [`Stopped`], once `stop` is set: it is looked at between tags while
+/// re-nesting, every [`BUILD_CHUNK`] bytes while building, and once more before cutting.
+pub(crate) fn parse(html: &str, stop: &Stop) -> Result<(Rc<Node>, bool), Stopped> {
+    let renested = renest_with(html, Limits::default(), stop)?;
+    let tree = build(&renested.html, stop)?;
+    stop.check()?;
     let cut = cut_at(&tree, MAX_DEPTH);
     Ok((tree, cut || renested.dropped))
+}
+
+/// How much of the re-nested page the tree builder reads between two looks at the stop flag.
+const BUILD_CHUNK: usize = 64 * 1024;
+
+/// html5ever's tree of `html`, built as htmd builds it (`HtmlToMarkdown::html_to_tree`, with
+/// scripting enabled as htmd's default), but fed in chunks so that `stop` is looked at.
+fn build(html: &str, stop: &Stop) -> Result<Rc<Node>, Stopped> {
+    use html5ever::tendril::TendrilSink;
+    let mut parser = html5ever::parse_document(
+        markup5ever_rcdom::RcDom::default(),
+        html5ever::ParseOpts::default(),
+    );
+    let mut from = 0;
+    while from < html.len() {
+        stop.check()?;
+        let mut to = (from + BUILD_CHUNK).min(html.len());
+        while !html.is_char_boundary(to) {
+            to += 1;
+        }
+        parser.process(StrTendril::from_slice(&html[from..to]));
+        from = to;
+    }
+    stop.check()?;
+    Ok(parser.finish().document)
+}
+
+/// Set when nobody waits for a conversion any more (its call timed out or was cancelled), so
+/// that the blocking thread it runs on stops soon instead of reading the page to its end.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Stop(Arc<StopFlags>);
+
+#[derive(Debug, Default)]
+struct StopFlags {
+    set: AtomicBool,
+    /// Whether a conversion saw `set` and stopped.
+    seen: AtomicBool,
+}
+
+impl Stop {
+    pub(crate) fn set(&self) {
+        self.0.set.store(true, Ordering::Relaxed);
+    }
+
+    /// A guard that sets the flag when it is dropped: held by the caller that waits, it stops
+    /// the conversion when that caller is dropped (a timeout drops the call's future).
+    pub(crate) fn when_dropped(&self) -> SetOnDrop {
+        SetOnDrop(self.clone())
+    }
+
+    /// [`Stopped`] once the flag is set.
+    pub(crate) fn check(&self) -> Result<(), Stopped> {
+        if self.0.set.load(Ordering::Relaxed) {
+            self.0.seen.store(true, Ordering::Relaxed);
+            return Err(Stopped);
+        }
+        Ok(())
+    }
+
+    /// Whether a conversion saw the flag set and stopped.
+    #[cfg(test)]
+    pub(crate) fn seen(&self) -> bool {
+        self.0.seen.load(Ordering::Relaxed)
+    }
+}
+
+/// Sets its [`Stop`] when dropped.
+#[derive(Debug)]
+pub(crate) struct SetOnDrop(Stop);
+
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        self.0.set();
+    }
+}
+
+/// A conversion stopped because its [`Stop`] was set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stopped;
+
+impl std::fmt::Display for Stopped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(
+            "the page's conversion was stopped because its call was cancelled or timed out; \
+             call again to convert it",
+        )
+    }
 }
 
 /// HTML re-written by [`renest`].
@@ -94,7 +198,40 @@ pub(crate) struct Renested {
 ///
 /// Linear in the length of `html`, times at most `max_open` per tag; the output is at most
 /// a few times the input (escaping, end tags, and the reopening budget).
+///
+/// Of each tag, at most [`MAX_ATTRS`] attributes are read (see [`feed`]).
+#[cfg(test)]
 pub(crate) fn renest(html: &str, max_open: usize) -> Renested {
+    let limits = Limits {
+        open: max_open,
+        ..Limits::default()
+    };
+    renest_with(html, limits, &Stop::default()).expect("nothing sets the flag")
+}
+
+/// The bounds of [`renest_with`]; by default [`MAX_OPEN`] and [`MAX_ATTRS`].
+#[derive(Clone, Copy, Debug)]
+struct Limits {
+    /// The most elements open at once.
+    open: usize,
+    /// The most attributes of a tag the tokenizer is given (see [`feed`]).
+    read_attrs: usize,
+    /// The most attributes of a tag written (the tests tell the two apart).
+    written_attrs: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            open: MAX_OPEN,
+            read_attrs: MAX_ATTRS,
+            written_attrs: MAX_ATTRS,
+        }
+    }
+}
+
+/// [`renest`] within `limits`, stopping once `stop` is set.
+fn renest_with(html: &str, limits: Limits, stop: &Stop) -> Result<Renested, Stopped> {
     let sink = Renester {
         state: RefCell::new(State {
             out: String::with_capacity(html.len() + html.len() / 8),
@@ -104,19 +241,346 @@ pub(crate) fn renest(html: &str, max_open: usize) -> Renested {
             pending: Vec::new(),
             reopen_budget: html.len(),
             dropped: false,
-            max_open,
+            max_open: limits.open,
+            max_attrs: limits.written_attrs,
+            switched: None,
         }),
     };
     let tokenizer = Tokenizer::new(sink, TokenizerOpts::default());
-    let input = BufferQueue::default();
-    input.push_back(StrTendril::from_slice(html));
-    // The sink never asks to pause for a script, so one feed reads everything.
-    while !matches!(tokenizer.feed(&input), TokenizerResult::Done) {}
+    feed(&tokenizer, html, limits.read_attrs, stop)?;
     tokenizer.end();
     let state = tokenizer.sink.state.into_inner();
-    Renested {
+    Ok(Renested {
         html: state.out,
         dropped: state.dropped,
+    })
+}
+
+/// Feeds `html` to `tokenizer`, every tag cut to its first `max_attrs` attributes.
+///
+/// A byte scanner walks the page as html5ever's tokenizer does (text, comments, bogus
+/// comments and doctypes, start and end tags with quoted and unquoted attribute values) and
+/// feeds it on in pieces; a tag with more than `max_attrs` attributes is fed up to the first
+/// attribute over, then closed (` >`, or ` />` when it was self-closing), the rest of it
+/// skipped. Where the tokenizer reads raw text is for the sink to say (after `<script>`,
+/// `<style>` and the rest, but not, say, after `<style/>` in `<svg>`): each start tag is fed
+/// as soon as it is read, and the scanner asks the sink before it reads on; it then finds
+/// where that text ends as the tokenizer's raw text states do (with the script states'
+/// `<!--` and `<script>` escapes). CDATA sections are bogus comments here: the sink does not
+/// say it is in foreign content, so the tokenizer reads them so too. Pages whose tags stay
+/// within the cap are fed unchanged.
+///
+/// Linear in `html`; `stop` is looked at before each piece.
+fn feed(
+    tokenizer: &Tokenizer<Renester>,
+    html: &str,
+    max_attrs: usize,
+    stop: &Stop,
+) -> Result<(), Stopped> {
+    let input = BufferQueue::default();
+    let push = |piece: &str| {
+        if !piece.is_empty() {
+            input.push_back(StrTendril::from_slice(piece));
+            // The sink never asks to pause for a script, so one feed reads everything.
+            while !matches!(tokenizer.feed(&input), TokenizerResult::Done) {}
+        }
+    };
+    let b = html.as_bytes();
+    // `html[fed..]` is what the tokenizer has not been given yet; the scanner is at `at`.
+    let mut fed = 0;
+    let mut at = 0;
+    loop {
+        stop.check()?;
+        let switched = tokenizer.sink.state.borrow_mut().switched.take();
+        if let Some((raw, name)) = switched {
+            let end = match raw {
+                Raw::Plaintext => None,
+                Raw::Data(RawKind::ScriptData) => script_end(b, at),
+                Raw::Data(_) => raw_text_end(b, at, name.as_bytes()),
+            };
+            match end {
+                Some(lt) => at = lt,
+                None => break,
+            }
+        }
+        let Some(lt) = b[at..].iter().position(|&c| c == b'<').map(|k| at + k) else {
+            break;
+        };
+        let next = b.get(lt + 1).copied();
+        let start_tag = next.is_some_and(|c| c.is_ascii_alphabetic());
+        let end_tag = next == Some(b'/') && b.get(lt + 2).is_some_and(u8::is_ascii_alphabetic);
+        if start_tag || end_tag {
+            let tag = scan_tag(b, lt + if start_tag { 1 } else { 2 }, max_attrs);
+            if let Some(cut) = tag.cut {
+                push(&html[fed..cut]);
+                if tag.closed {
+                    push(if tag.self_closing { " />" } else { " >" });
+                }
+                fed = tag.end;
+            }
+            at = tag.end;
+            if start_tag {
+                // The sink decides here whether what follows is raw text.
+                push(&html[fed..at]);
+                fed = at;
+            }
+            continue;
+        }
+        at = match next {
+            Some(b'!') if b[lt + 2..].starts_with(b"--") => comment_end(b, lt + 4),
+            // A doctype or a bogus comment (CDATA included) ends at the first `>`.
+            Some(b'!' | b'?') => after_gt(b, lt + 2),
+            Some(b'/') => match b.get(lt + 2) {
+                // `</>` is dropped; `</` and anything else opens a bogus comment.
+                Some(b'>') => lt + 3,
+                Some(_) => after_gt(b, lt + 2),
+                None => b.len(),
+            },
+            // `<` and anything else is text.
+            _ => lt + 1,
+        };
+    }
+    push(&html[fed..]);
+    Ok(())
+}
+
+/// Just after the first `>` at or after `from`, or the end.
+fn after_gt(b: &[u8], from: usize) -> usize {
+    b[from.min(b.len())..]
+        .iter()
+        .position(|&c| c == b'>')
+        .map_or(b.len(), |k| from + k + 1)
+}
+
+/// Just after the comment whose text starts at `from` (after its `<!--`), as the tokenizer's
+/// comment states end it: at `-->` or `--!>`, or right away at `>` or `->`; or the end.
+fn comment_end(b: &[u8], from: usize) -> usize {
+    let rest = &b[from.min(b.len())..];
+    if rest.starts_with(b">") {
+        return from + 1;
+    }
+    if rest.starts_with(b"->") {
+        return from + 2;
+    }
+    let mut i = from;
+    while let Some(k) = b[i..].windows(2).position(|w| w == b"--") {
+        let mut m = i + k + 2;
+        while b.get(m) == Some(&b'-') {
+            m += 1;
+        }
+        if b.get(m) == Some(&b'>') {
+            return m + 1;
+        }
+        if b[m..].starts_with(b"!>") {
+            return m + 2;
+        }
+        i = m;
+    }
+    b.len()
+}
+
+/// Where the raw text (RAWTEXT or RCDATA) of the element `name` that starts at `from` ends:
+/// the `<` of the first `</name` followed by a space, `/` or `>` (any case).
+fn raw_text_end(b: &[u8], from: usize, name: &[u8]) -> Option<usize> {
+    let mut i = from;
+    while let Some(k) = b[i..].windows(2).position(|w| w == b"</") {
+        let lt = i + k;
+        if ends_raw_text(b, lt, name) {
+            return Some(lt);
+        }
+        i = lt + 1;
+    }
+    None
+}
+
+/// Whether `b[lt..]` is `</name` (any case) followed by a space, `/` or `>`.
+fn ends_raw_text(b: &[u8], lt: usize, name: &[u8]) -> bool {
+    let after = lt + 2 + name.len();
+    b.get(lt..lt + 2) == Some(b"</")
+        && b.get(lt + 2..after)
+            .is_some_and(|n| n.eq_ignore_ascii_case(name))
+        && matches!(
+            b.get(after),
+            Some(b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' | b'/' | b'>')
+        )
+}
+
+/// Whether `b[at..]` starts with `script` (any case) followed by a space, `/` or `>`: what
+/// the script states' double escape looks for after `<` and `</`.
+fn script_word(b: &[u8], at: usize) -> bool {
+    b.get(at..at + 6)
+        .is_some_and(|n| n.eq_ignore_ascii_case(b"script"))
+        && matches!(
+            b.get(at + 6),
+            Some(b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' | b'/' | b'>')
+        )
+}
+
+/// Where the script text that starts at `from` ends: the `<` of its `</script`, as the
+/// tokenizer's script data states find it. After `<!--` the text is escaped, and there a
+/// `<script` (then a space, `/` or `>`) escapes it twice: a `</script` then only undoes that;
+/// `-->` ends either escape.
+fn script_end(b: &[u8], from: usize) -> Option<usize> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum S {
+        Data,
+        Escaped,
+        Double,
+    }
+    let mut state = S::Data;
+    // Dashes just read in an escape (two or more, and a `>` ends it).
+    let mut dashes = 0;
+    let mut i = from;
+    while i < b.len() {
+        let c = b[i];
+        match (state, c) {
+            (S::Data, b'<') => {
+                if ends_raw_text(b, i, b"script") {
+                    return Some(i);
+                }
+                if b[i + 1..].starts_with(b"!--") {
+                    state = S::Escaped;
+                    dashes = 2;
+                    i += 4;
+                    continue;
+                }
+            }
+            (S::Data, _) => {}
+            (_, b'-') => dashes += 1,
+            (_, b'>') if dashes >= 2 => {
+                state = S::Data;
+                dashes = 0;
+            }
+            (S::Escaped, b'<') => {
+                dashes = 0;
+                if ends_raw_text(b, i, b"script") {
+                    return Some(i);
+                }
+                if script_word(b, i + 1) {
+                    state = S::Double;
+                    i += 8;
+                    continue;
+                }
+            }
+            (S::Double, b'<') => {
+                dashes = 0;
+                if b.get(i + 1) == Some(&b'/') && script_word(b, i + 2) {
+                    state = S::Escaped;
+                    i += 9;
+                    continue;
+                }
+            }
+            _ => dashes = 0,
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Where a tag that [`scan_tag`] read ends, and where it was cut.
+struct ScannedTag {
+    /// Just after its `>` (or the end of the page, where the tokenizer drops the tag).
+    end: usize,
+    /// The first byte of its first attribute over the cap.
+    cut: Option<usize>,
+    /// Whether it ended with `>` (at the end of the page, the tokenizer drops it).
+    closed: bool,
+    /// Whether it ended with `/>`.
+    self_closing: bool,
+}
+
+/// Reads the tag whose name starts at `from` as the tokenizer's tag states do (a quoted value
+/// may hold `>`), counting the attributes it starts.
+fn scan_tag(b: &[u8], from: usize, max_attrs: usize) -> ScannedTag {
+    #[derive(Clone, Copy, PartialEq)]
+    enum S {
+        Name,
+        BeforeName,
+        AttrName,
+        AfterName,
+        BeforeValue,
+        Quoted(u8),
+        Unquoted,
+        AfterQuoted,
+        SelfClosing,
+    }
+    let mut state = S::Name;
+    let mut attrs = 0usize;
+    let mut cut = None;
+    let mut i = from;
+    let mut closed = false;
+    while i < b.len() {
+        let c = b[i];
+        // The tokenizer reads `\r` as `\n`.
+        let space = matches!(c, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ');
+        state = match state {
+            S::Name if space => S::BeforeName,
+            S::Name if c == b'/' => S::SelfClosing,
+            S::Name | S::AttrName | S::Unquoted | S::AfterQuoted | S::AfterName if c == b'>' => {
+                closed = true;
+                break;
+            }
+            S::Name => S::Name,
+            S::BeforeName if space => S::BeforeName,
+            // Reconsumed in the after-name state.
+            S::BeforeName if c == b'/' || c == b'>' => {
+                state = S::AfterName;
+                continue;
+            }
+            // A new attribute (`=` here starts its name).
+            S::BeforeName => {
+                attrs += 1;
+                if attrs > max_attrs && cut.is_none() {
+                    cut = Some(i);
+                }
+                S::AttrName
+            }
+            S::AttrName if space || c == b'/' => {
+                state = S::AfterName;
+                continue;
+            }
+            S::AttrName | S::AfterName if c == b'=' => S::BeforeValue,
+            S::AttrName => S::AttrName,
+            S::AfterName if space => S::AfterName,
+            S::AfterName if c == b'/' => S::SelfClosing,
+            S::AfterName => {
+                state = S::BeforeName;
+                continue;
+            }
+            S::BeforeValue if space => S::BeforeValue,
+            S::BeforeValue if c == b'"' || c == b'\'' => S::Quoted(c),
+            S::BeforeValue if c == b'>' => {
+                closed = true;
+                break;
+            }
+            S::BeforeValue => S::Unquoted,
+            S::Quoted(q) => {
+                match b[i..].iter().position(|&d| d == q) {
+                    Some(k) => i += k,
+                    None => i = b.len(),
+                }
+                S::AfterQuoted
+            }
+            S::Unquoted if space => S::BeforeName,
+            S::Unquoted => S::Unquoted,
+            S::AfterQuoted if space => S::BeforeName,
+            S::AfterQuoted if c == b'/' => S::SelfClosing,
+            S::AfterQuoted | S::SelfClosing => {
+                if state == S::SelfClosing && c == b'>' {
+                    closed = true;
+                    break;
+                }
+                state = S::BeforeName;
+                continue;
+            }
+        };
+        i += 1;
+    }
+    ScannedTag {
+        end: if closed { i + 1 } else { b.len() },
+        cut,
+        closed,
+        self_closing: closed && state == S::SelfClosing,
     }
 }
 
@@ -139,6 +603,10 @@ struct State {
     reopen_budget: usize,
     dropped: bool,
     max_open: usize,
+    /// The most attributes of a tag written.
+    max_attrs: usize,
+    /// The raw text the tokenizer was switched into after the last start tag, for [`feed`].
+    switched: Option<(Raw, LocalName)>,
 }
 
 struct Open {
@@ -179,7 +647,15 @@ impl TokenSink for Renester {
         let mut state = self.state.borrow_mut();
         match token {
             Token::TagToken(tag) => match tag.kind {
-                TagKind::StartTag => return state.start(&tag),
+                TagKind::StartTag => {
+                    let next = state.start(&tag);
+                    state.switched = match next {
+                        TokenSinkResult::RawData(kind) => Some((Raw::Data(kind), tag.name)),
+                        TokenSinkResult::Plaintext => Some((Raw::Plaintext, tag.name)),
+                        _ => None,
+                    };
+                    return next;
+                }
                 TagKind::EndTag => state.end(&tag.name),
             },
             Token::CharacterTokens(text) => state.text(&text),
@@ -295,6 +771,7 @@ impl State {
                 + tag
                     .attrs
                     .iter()
+                    .take(self.max_attrs)
                     .map(|a| a.name.local.len() + a.value.len() + 4)
                     .sum::<usize>()
                 + 2;
@@ -553,7 +1030,7 @@ impl State {
     fn write_start(&mut self, name: &str, tag: &Tag) {
         self.out.push('<');
         self.out.push_str(name);
-        for attr in &tag.attrs {
+        for attr in tag.attrs.iter().take(self.max_attrs) {
             self.out.push(' ');
             self.out.push_str(&attr.name.local);
             self.out.push_str("=\"");
@@ -1377,7 +1854,7 @@ mod tests {
                 let tree = converter.html_to_tree(&renested.html).unwrap();
                 let built = depth(&tree);
                 assert!(built <= 2 * MAX_OPEN + 4, "{label}: {built}");
-                let (tree, cut) = parse(&converter, &html).unwrap();
+                let (tree, cut) = parse(&html, &Stop::default()).unwrap();
                 assert_eq!(cut, is_attack, "{label}");
                 assert!(
                     converter.tree_to_markdown(&tree).contains("deep words"),
@@ -1431,8 +1908,8 @@ mod tests {
         for (label, unit, word, merged) in rows {
             for count in [5_000, 10] {
                 let html = format!("<html><body><p>{}</p><p>end words", unit.repeat(count));
-                let (tree, _) = parse(&converter, &html).unwrap();
-                let (unmerged, _) = parse(&converter, &html).unwrap();
+                let (tree, _) = parse(&html, &Stop::default()).unwrap();
+                let (unmerged, _) = parse(&html, &Stop::default()).unwrap();
                 merge_alike_inline_siblings(&tree);
                 assert_eq!(alike_pairs_left(&tree), 0, "{label} x{count}");
                 let markdown = converter.tree_to_markdown(&tree);
@@ -1501,9 +1978,9 @@ mod tests {
                     html.push_str(unit);
                 }
             }
-            let (tree, _) = parse(&converter, &html).unwrap();
+            let (tree, _) = parse(&html, &Stop::default()).unwrap();
             let expected = converter.tree_to_markdown(&tree);
-            let (tree, _) = parse(&converter, &html).unwrap();
+            let (tree, _) = parse(&html, &Stop::default()).unwrap();
             merge_alike_inline_siblings(&tree);
             assert_eq!(alike_pairs_left(&tree), 0, "case {case}: {html}");
             assert_eq!(
@@ -1512,6 +1989,299 @@ mod tests {
                 "case {case}: {html}"
             );
         }
+    }
+
+    /// [`renest_with`] reading at most `read` attributes of a tag and writing at most `written`.
+    fn renest_attrs(html: &str, read: usize, written: usize) -> String {
+        let limits = Limits {
+            open: MAX_OPEN,
+            read_attrs: read,
+            written_attrs: written,
+        };
+        renest_with(html, limits, &Stop::default()).unwrap().html
+    }
+
+    /// (attack, benign twin): a tag with 3,000 attributes (far past the cap; reading them all,
+    /// for the comparison, is the quadratic work itself, so not 25,000 here) reaches the
+    /// tokenizer with [`MAX_ATTRS`] (it is re-nested writing all it was given, and that is
+    /// [`MAX_ATTRS`]), and reads as if only those had been there; what follows is kept. The twin, with
+    /// twenty, is fed unchanged. So are tags with many attributes where they are not tags: in
+    /// comments, scripts and other raw text (which keeps every word).
+    #[test]
+    fn tags_are_read_to_the_attribute_cap_beside_benign_twins() {
+        let value = "v".repeat(200);
+        let attrs = |n: usize, f: &dyn Fn(usize) -> String| -> String { (0..n).map(f).collect() };
+        type Unit = fn(usize, &str) -> String;
+        let rows: &[(&str, &str, Unit, &str)] = &[
+            (
+                "unquoted",
+                "<div",
+                |k, v| format!(" a{k}={v}"),
+                ">after</div>",
+            ),
+            (
+                "double >",
+                "<div",
+                |k, _| format!(" a{k}=\">\""),
+                ">after</div>",
+            ),
+            ("single \" >", "<p", |k, _| format!(" a{k}='\">'"), ">after"),
+            (
+                "no spaces",
+                "<div ",
+                |k, _| format!("a{k}=\"x\""),
+                ">after</div>",
+            ),
+            ("slashes", "<div", |k, _| format!("/a{k}"), ">after</div>"),
+            ("bare", "<span", |k, _| format!(" a{k}"), ">after</span>"),
+            (
+                "self-closing",
+                "<svg><g",
+                |k, _| format!(" a{k}=x"),
+                "/>after</svg>",
+            ),
+            (
+                "end tag",
+                "<div>after</div",
+                |k, _| format!(" a{k}=x"),
+                ">next",
+            ),
+        ];
+        for (label, open, unit, close) in rows {
+            for (n, is_attack) in [(3_000, true), (20, false)] {
+                let all = attrs(n, &|k| unit(k, &value));
+                let html = format!("<html><body>{open}{all}{close} words");
+                let out = renest_attrs(&html, MAX_ATTRS, usize::MAX);
+                let reference = renest_attrs(&html, usize::MAX, MAX_ATTRS);
+                assert_eq!(out, reference, "{label} {n}");
+                assert!(
+                    out.contains("after") && out.contains("words"),
+                    "{label} {n}"
+                );
+                if *label != "end tag" {
+                    let written = out.matches("=\"").count();
+                    assert_eq!(written, n.min(MAX_ATTRS), "{label} {n}");
+                }
+                if !is_attack {
+                    assert_eq!(out, renest_attrs(&html, usize::MAX, usize::MAX), "{label}");
+                }
+            }
+        }
+        // A tag the page ends inside is dropped, as the tokenizer drops it.
+        let unclosed = format!("words<div{}", attrs(3_000, &|k| format!(" a{k}")));
+        assert_eq!(renest_attrs(&unclosed, MAX_ATTRS, usize::MAX), "words");
+        // Not tags: every word is kept (comments are dropped whole, so only what follows).
+        let many = attrs(1_000, &|k| format!(" a{k}=\">\""));
+        let comment = format!("<!-- <div{many}> --><!-- a -- b --!>words");
+        let out = renest_attrs(&comment, MAX_ATTRS, usize::MAX);
+        assert_eq!(out, renest_attrs(&comment, usize::MAX, usize::MAX));
+        assert_eq!(out, "words");
+        for (label, html) in [
+            (
+                "script",
+                format!("<script>s = '<div{many}>';</script>words"),
+            ),
+            ("xmp", format!("<xmp><div{many}></xmp>words")),
+            ("textarea", format!("<textarea><div{many}></textarea>words")),
+            (
+                "escaped script",
+                format!("<script><!--<script>a</script><b{many}>--></script>words"),
+            ),
+        ] {
+            let out = renest_attrs(&html, MAX_ATTRS, usize::MAX);
+            assert_eq!(out, renest_attrs(&html, usize::MAX, usize::MAX), "{label}");
+            assert!(out.contains("a999") && out.contains("words"), "{label}");
+        }
+    }
+
+    /// Random pages of tags with up to 300 attributes in every context (quoted values with `>`
+    /// and quotes, comments in all their odd forms, bogus comments, CDATA, doctypes, scripts
+    /// with `<!--` and `<script>` escapes, raw text, foreign content, self-closing and end
+    /// tags, stray `<`): read to the cap (writing all that the tokenizer was given), each is
+    /// what reading everything and writing to the cap gives. So the scanner cuts tags exactly
+    /// where the tokenizer has them, and misses none.
+    #[test]
+    fn the_attribute_cap_cuts_where_the_tokenizer_reads_tags() {
+        const NAMES: &[&str] = &[
+            "div",
+            "b",
+            "i",
+            "p",
+            "span",
+            "a",
+            "table",
+            "td",
+            "svg",
+            "math",
+            "g",
+            "script",
+            "style",
+            "title",
+            "textarea",
+            "xmp",
+            "noscript",
+            "iframe",
+            "noembed",
+            "noframes",
+            "SCRIPT",
+            "Style",
+            "plaintext",
+            "template",
+            "select",
+            "option",
+        ];
+        const BITS: &[&str] = &[
+            "text",
+            " a < b ",
+            "x &amp; y",
+            "1 > 0",
+            "<",
+            "< div",
+            "<1",
+            "&lt;",
+            "\n",
+            "\r\n",
+            "<!-- c -->",
+            "<!-->",
+            "<!--->",
+            "<!---->",
+            "<!-- a --!>",
+            "<!-- a --!x -->",
+            "<!--<!-->",
+            "<!-- -- >",
+            "<!-- <div a=\">\" -->",
+            "<!x a=\">",
+            "<?php a=\"> ?>",
+            "</ x a=\">",
+            "</>",
+            "</",
+            "<![CDATA[ <b a=\">\" ]]>",
+            "<!DOCTYPE html>",
+            "<!--",
+            "-->",
+            "--",
+            "<script>",
+            "</script>",
+            "</scriptx>",
+            "</script >",
+            "<script ",
+            "\"",
+            "'",
+            "</style>",
+            "</title>",
+            "</textarea>",
+            "</xmp>",
+            "</noscript>",
+            "-->",
+            "<!--<script>",
+            "</SCRIPT/>",
+            "=",
+            "/>",
+        ];
+        let mut seed: u64 = 0xd1b5_4a32_d192_ed03;
+        let mut next = move |below: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % below as u64) as usize
+        };
+        for case in 0..200 {
+            let mut html = String::new();
+            for _ in 0..40 {
+                if next(3) == 0 {
+                    html.push_str(BITS[next(BITS.len())]);
+                    continue;
+                }
+                let name = NAMES[next(NAMES.len())];
+                // `<plaintext>` ends all markup; keep it rare.
+                if name == "plaintext" && next(10) != 0 {
+                    continue;
+                }
+                let end = next(5) == 0;
+                html.push_str(if end { "</" } else { "<" });
+                html.push_str(name);
+                // A distinct first attribute, so that tags alike to the cap are alike.
+                html.push_str(&format!(" n=\"{}\"", next(1_000_000)));
+                let count = match next(4) {
+                    0 => 0,
+                    1 => next(5),
+                    _ => 250 + next(50),
+                };
+                // After an unquoted value, only a space ends it: `/` would be part of it, and
+                // ` = "x"` would make attributes named `=` (twice: one would be dropped).
+                let mut unquoted = false;
+                for k in 0..count {
+                    let sep = match next(8) {
+                        _ if unquoted => " ",
+                        0 => "\n",
+                        1 => "/",
+                        2 => " / ",
+                        _ => " ",
+                    };
+                    let value = match next(6) {
+                        0 => String::new(),
+                        1 => format!("=u{k}"),
+                        2 => format!("=\"v>{k}'<\""),
+                        3 => format!("='w>{k}\"'"),
+                        4 => format!(" = \"s{k}\""),
+                        _ => format!("=\"{k}\""),
+                    };
+                    unquoted = value.starts_with("=u");
+                    html.push_str(&format!("{sep}a{k}{value}"));
+                }
+                html.push_str(match next(6) {
+                    0 => "/>",
+                    1 => " >",
+                    _ => ">",
+                });
+            }
+            let out = renest_attrs(&html, MAX_ATTRS, usize::MAX);
+            let reference = renest_attrs(&html, usize::MAX, MAX_ATTRS);
+            if out != reference {
+                let at = out
+                    .bytes()
+                    .zip(reference.bytes())
+                    .position(|(x, y)| x != y)
+                    .unwrap_or(out.len().min(reference.len()));
+                let around =
+                    |t: &str| t[at.saturating_sub(300)..(at + 100).min(t.len())].to_owned();
+                panic!(
+                    "case {case} at {at}:\n{}\n---- reference:\n{}",
+                    around(&out),
+                    around(&reference)
+                );
+            }
+        }
+    }
+
+    /// A conversion whose flag is already set stops at its first look, with an error that
+    /// says why; the same page with the flag clear converts. (Where it looks is counted by the
+    /// flag being seen, not timed.)
+    #[test]
+    fn a_set_stop_flag_stops_the_parse() {
+        let html = format!(
+            "<html><body>{}deep words",
+            "<p>para <b>bold</b> ".repeat(50_000)
+        );
+        let stop = Stop::default();
+        stop.set();
+        assert_eq!(parse(&html, &stop).err(), Some(Stopped));
+        assert!(stop.seen());
+        assert!(Stopped.to_string().contains("call again"));
+        assert!(renest_with(&html, Limits::default(), &stop).is_err());
+        assert!(build("<p>x", &stop).is_err());
+        let clear = Stop::default();
+        let (tree, cut) = parse(&html, &clear).unwrap();
+        assert!(!cut && !clear.seen());
+        assert!(
+            htmd::HtmlToMarkdown::new()
+                .tree_to_markdown(&tree)
+                .contains("deep words")
+        );
+        // The guard sets the flag when it is dropped.
+        let guarded = Stop::default();
+        drop(guarded.when_dropped());
+        assert!(parse("<p>x", &guarded).is_err());
     }
 
     fn depth(root: &Rc<Node>) -> usize {
@@ -1546,7 +2316,7 @@ mod tests {
         ];
         let converter = htmd::HtmlToMarkdown::new();
         for (html, cut) in rows {
-            let (tree, was_cut) = parse(&converter, &html).unwrap();
+            let (tree, was_cut) = parse(&html, &Stop::default()).unwrap();
             let label = &html[..html.len().min(40)];
             assert_eq!(was_cut, cut, "{label}");
             assert!(depth(&tree) <= MAX_DEPTH + 1, "{label}: {}", depth(&tree));
@@ -1578,6 +2348,9 @@ mod measure {
             ("nobr /nobr x400k", "<nobr>x</nobr>".repeat(400_000)),
             ("div 25k attrs", format!("<div{attrs}>x</div>")),
             ("div x200k", "<div>".repeat(200_000)),
+            ("li x400k", format!("<ul>{}", "<li>x".repeat(400_000))),
+            ("p x400k", "<p>x".repeat(400_000)),
+            ("i em x200k", "<i>x</i><em>x</em>".repeat(200_000)),
         ];
         let converter = htmd::HtmlToMarkdown::new();
         for (label, html) in pages {
@@ -1589,13 +2362,21 @@ mod measure {
             let build = at.elapsed();
             let at = std::time::Instant::now();
             let cut = super::cut_at(&tree, super::MAX_DEPTH);
+            super::merge_alike_inline_siblings(&tree);
+            let merge = at.elapsed();
+            let at = std::time::Instant::now();
             let md = converter.tree_to_markdown(&tree);
             let write = at.elapsed();
+            let at = std::time::Instant::now();
+            let whole = crate::page::to_markdown(&html, &super::Stop::default()).unwrap();
+            let whole_time = at.elapsed();
             println!(
-                "{label}: {} bytes in, {} renested, {} out, cut {cut}: renest {renest:?}, build {build:?}, markdown {write:?}",
+                "{label}: {} bytes in, {} renested, {} out, cut {cut}: renest {renest:?}, build {build:?}, \
+                 cut+merge {merge:?}, markdown {write:?}; page::to_markdown {whole_time:?} ({} out)",
                 html.len(),
                 renested.html.len(),
                 md.len(),
+                whole.0.len(),
             );
         }
     }

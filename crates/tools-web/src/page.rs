@@ -13,6 +13,7 @@ use tool_core::{ToolContext, ToolError};
 use url::Url;
 
 use crate::config::Shared;
+use crate::dom::{Stop, Stopped};
 use crate::net::{Fetched, Request};
 
 /// A fetched page, as text.
@@ -130,7 +131,7 @@ async fn fetch(shared: &Shared, ctx: &ToolContext, url: Url, raw: bool) -> Resul
     }
     let (title, text) = if is_html && !raw {
         let title = title_of(&decoded);
-        let (markdown, cut) = tool_core::blocking(ctx, move || Ok(to_markdown(&decoded))).await?;
+        let (markdown, cut) = convert(ctx, decoded, Stop::default()).await?;
         if cut {
             notes.push(format!(
                 "Note: the page nests elements deeper than {} levels; below that depth its text is shown without its structure.",
@@ -265,18 +266,28 @@ fn unescape(s: &str) -> String {
         .replace("&amp;", "&")
 }
 
+/// [`to_markdown`] on a blocking thread, stopped (through `stop`) as soon as nobody waits for
+/// it: when the call is cancelled, or when its future is dropped because the call timed out.
+/// Without that, a page that takes long to convert would keep its thread busy to the end.
+async fn convert(ctx: &ToolContext, html: String, stop: Stop) -> Result<(String, bool), ToolError> {
+    let _stop_when_dropped = stop.when_dropped();
+    tool_core::blocking(ctx, move || {
+        to_markdown(&html, &stop).map_err(|_| ToolError::Cancelled)
+    })
+    .await
+}
+
 /// HTML to Markdown with htmd, without scripts, styles, navigation, side bars and other parts a
-/// reader never reads; and whether the tree was cut at [`crate::dom::MAX_DEPTH`].
-pub(crate) fn to_markdown(html: &str) -> (String, bool) {
+/// reader never reads; and whether the tree was cut at [`crate::dom::MAX_DEPTH`]. Stops with
+/// [`Stopped`] once `stop` is set (see [`crate::dom::parse`]; htmd's writer, linear in the
+/// tree, runs to its end once started).
+pub(crate) fn to_markdown(html: &str, stop: &Stop) -> Result<(String, bool), Stopped> {
     let converter = converter();
-    let (markdown, cut) = match crate::dom::parse(&converter, html) {
-        Ok((tree, cut)) => {
-            crate::dom::merge_alike_inline_siblings(&tree);
-            (converter.tree_to_markdown(&tree), cut)
-        }
-        Err(_) => (String::new(), false),
-    };
-    (tidy(&markdown), cut)
+    let (tree, cut) = crate::dom::parse(html, stop)?;
+    crate::dom::merge_alike_inline_siblings(&tree);
+    stop.check()?;
+    let markdown = converter.tree_to_markdown(&tree);
+    Ok((tidy(&markdown), cut))
 }
 
 fn converter() -> htmd::HtmlToMarkdown {
@@ -434,7 +445,7 @@ mod tests {
             ),
         ] {
             let before = tidy(&converter.convert(html).unwrap());
-            let (after, cut) = to_markdown(html);
+            let (after, cut) = to_markdown(html, &Stop::default()).unwrap();
             assert!(!cut, "{label}");
             assert_eq!(after, before, "{label}");
             for w in words {
@@ -444,12 +455,46 @@ mod tests {
         }
     }
 
+    /// A conversion whose call times out stops: the timeout drops the call's future, its guard
+    /// sets the flag, and the blocking thread sees it and gives up (observed through the flag,
+    /// not timed: the wait below only bounds a failure). The page is big enough that it
+    /// cannot be converted before the zero timeout fires; the same page, given the time,
+    /// converts.
+    #[tokio::test]
+    async fn a_timed_out_conversion_stops() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ToolContext::new(
+            tool_core::Workspace::local(dir.path()).unwrap(),
+            Arc::new(tool_core::Policy::supervised()),
+            Arc::new(tool_core::Limits::default()),
+        );
+        let page = format!(
+            "<html><body>{}<p>last words",
+            "<p>para <b>bold</b> <a href=/x>link</a>\n".repeat(40_000)
+        );
+        let stop = Stop::default();
+        let call = convert(&ctx, page.clone(), stop.clone());
+        assert!(tokio::time::timeout(Duration::ZERO, call).await.is_err());
+        let mut waited = 0;
+        while !stop.seen() {
+            assert!(waited < 600, "the conversion did not stop");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            waited += 1;
+        }
+        let stop = Stop::default();
+        let (markdown, _) = convert(&ctx, page, stop.clone()).await.unwrap();
+        assert!(markdown.contains("last words"));
+        assert!(!stop.seen());
+    }
+
     #[test]
     fn markdown_without_scripts() {
         let md = to_markdown(
             "<html><head><title>T</title><style>p{}</style></head><body><h1>Hello</h1>\
              <script>alert(1)</script><p>A <a href=\"https://x.example/\">link</a>.</p></body></html>",
+            &Stop::default(),
         )
+        .unwrap()
         .0;
         assert!(md.contains("# Hello"), "{md}");
         assert!(md.contains("[link](https://x.example/)"), "{md}");

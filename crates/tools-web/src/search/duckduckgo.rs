@@ -32,7 +32,8 @@ pub(super) fn request(base: &str, query: &Query<'_>) -> Result<Request, String> 
 
 pub(super) fn parse(body: &[u8]) -> Result<Answer, String> {
     let html = String::from_utf8_lossy(body);
-    let (tree, _) = crate::dom::parse(&htmd::HtmlToMarkdown::new(), &html)
+    // Nothing stops this parse early: the flag is never set.
+    let (tree, _) = crate::dom::parse(&html, &crate::dom::Stop::default())
         .map_err(|e| format!("the page could not be parsed ({e})"))?;
     let mut hits = Vec::new();
     walk(&tree, false, &mut hits);
