@@ -295,7 +295,13 @@ impl WebSearch {
                 &fetched.body,
             )));
         }
-        match search::parse(provider, &fetched.body) {
+        // Parsing a results page (HTML for DuckDuckGo) is CPU work on up to the size cap: it
+        // runs off the async workers.
+        let body = fetched.body.clone();
+        let parsed = tokio::task::spawn_blocking(move || search::parse(provider, &body))
+            .await
+            .unwrap_or_else(|e| Err(format!("reading the answer failed ({e})")));
+        match parsed {
             Ok(answer) => Ok(Outcome {
                 hits: search::normalise(answer.hits, query.count),
                 summary: answer.summary,
