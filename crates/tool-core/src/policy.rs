@@ -687,6 +687,17 @@ impl Policy {
         decided
     }
 
+    /// Whether read rules keep files from `tool` (a `read`/`*` deny rule on paths, or one of
+    /// the tool's own), so that git's data, which holds their committed copies, is kept too.
+    fn guards_history(&self, tool: &str) -> bool {
+        self.kind_rules(false).next().is_some()
+            || self
+                .rules
+                .iter()
+                .chain(&self.narrowing_rules)
+                .any(|r| r.decision == Decision::Deny && r.pattern.is_some() && r.tool == tool)
+    }
+
     /// Why a command that runs opaque code asks: a restricting rule on the tool's commands
     /// (`shell(tar*)` = deny) exists, and the code may run what it names without the parser
     /// seeing it (`python3 -c "os.system('tar …')"`). `None` when no such rule or code exists.
@@ -737,6 +748,20 @@ impl Policy {
             return (
                 Decision::Deny,
                 format!("{host} is on the denied host list (policy.denied_hosts)"),
+            );
+        }
+        // Git's data holds committed copies of the files read rules keep (found in round 8:
+        // `file_read .git/objects/…` and an inflate gave a read-denied file back): while such
+        // rules hold, no rule opens it to reading.
+        if let Access::Read(path) = access
+            && path.is_git_data()
+            && self.guards_history(tool)
+        {
+            return (
+                Decision::Deny,
+                format!(
+                    "{path} is git's data (objects, packs, bundles), which holds committed copies of files the read rules keep; use git_operations, which withholds those files, or ask the user"
+                ),
             );
         }
         if self.autonomy == Autonomy::ReadOnly && !self.is_read(access) {

@@ -158,6 +158,34 @@ impl WsPath {
         self.rel.split('/').any(|c| c.eq_ignore_ascii_case(".git"))
     }
 
+    /// Whether the path is git's data by its name, wherever it is kept: inside a `.git`, a bare
+    /// repository (`backup.git/`), an object store (`objects/d0/…`, `objects/pack/…`), or a
+    /// pack, pack index or bundle file. It holds committed copies of the working tree's files,
+    /// so while read rules hold the policy keeps the file tools out of it.
+    pub fn is_git_data(&self) -> bool {
+        let parts: Vec<&str> = self.rel.split('/').filter(|c| !c.is_empty()).collect();
+        let lower: Vec<String> = parts.iter().map(|c| c.to_ascii_lowercase()).collect();
+        if lower
+            .iter()
+            .any(|c| c == ".git" || (c.len() > 4 && c.ends_with(".git")))
+        {
+            return true;
+        }
+        if lower.last().is_some_and(|n| {
+            [".pack", ".idx", ".bundle", ".rev", ".midx"]
+                .iter()
+                .any(|e| n.ends_with(e))
+        }) {
+            return true;
+        }
+        lower.windows(2).any(|w| {
+            w[0] == "objects"
+                && (w[1] == "pack"
+                    || w[1] == "info"
+                    || (w[1].len() == 2 && w[1].bytes().all(|b| b.is_ascii_hexdigit())))
+        })
+    }
+
     /// The last component, if any.
     pub fn file_name(&self) -> Option<&str> {
         if self.rel.is_empty() {

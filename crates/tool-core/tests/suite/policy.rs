@@ -1305,3 +1305,42 @@ fn opaque_code_asks_where_a_rule_on_commands_restricts() {
         }
     }
 }
+
+#[test]
+fn git_data_is_kept_from_reading_while_read_rules_hold() {
+    // Found in round 8: `file_read .git/objects/d0/…` (base64) and an inflate gave back a
+    // file `read(secrets/**)` refuses; the same for bare clones, copied object stores, packs.
+    let fx = Fixture::new();
+    let ws = &fx.ws;
+    let ruled = Policy::full().rule("read(secrets/**)", Deny).unwrap();
+    let own = Policy::full().rule("file_read(secrets/**)", Deny).unwrap();
+    let plain = Policy::full();
+    #[rustfmt::skip]
+    let rows: Vec<(&str, &Policy, &str, Decision)> = vec![
+        (".git/objects/d0/00dc5ae5", &ruled, "file_read", Deny),
+        (".git/HEAD", &ruled, "file_read", Deny),
+        (".GIT/config", &ruled, "grep", Deny),
+        ("backup.git/objects/pack/p.pack", &ruled, "file_read", Deny),
+        ("store/objects/d0/00dc5ae5", &ruled, "file_read", Deny),
+        ("store/objects/pack/x", &ruled, "file_read", Deny),
+        ("packs/p-1.pack", &ruled, "file_read", Deny),
+        ("packs/p-1.idx", &ruled, "file_read", Deny),
+        ("all.bundle", &ruled, "file_read", Deny),
+        ("vendor/lib/.git/objects/ab/cd", &ruled, "file_read", Deny),
+        (".git/objects/d0/00dc5ae5", &own, "file_read", Deny),
+        // Twins: ordinary files beside them, git data without read rules, another tool's rule.
+        ("src/objects/model.rs", &ruled, "file_read", Allow),
+        ("docs/git.md", &ruled, "file_read", Allow),
+        (".gitignore", &ruled, "file_read", Allow),
+        ("objects/README", &ruled, "file_read", Allow),
+        (".git/objects/d0/00dc5ae5", &plain, "file_read", Allow),
+        (".git/objects/d0/00dc5ae5", &own, "grep", Allow),
+    ];
+    for (path, policy, tool, expected) in rows {
+        let v = policy.decide(tool, &[read(ws, path)]);
+        assert_eq!(v.decision, expected, "{tool} {path}: {}", v.reason);
+        if expected == Deny {
+            assert!(v.reason.contains("git's data"), "{path}: {}", v.reason);
+        }
+    }
+}

@@ -84,12 +84,11 @@ const LONG_AS_SHORT: &[(&[&str], Longs)] = &[
 /// Letters that are the same option in upper and lower case, per program.
 const SAME_LETTERS: &[(&str, char, char)] = &[("rm", 'R', 'r'), ("cp", 'R', 'r')];
 
-/// At most this many option letters are permuted (5! = 120 orders); beyond it, the written
-/// order, the sorted order and each letter first.
-const MAX_PERMUTED: usize = 5;
+/// At most this many option letters are permuted (4! = 24 orders); beyond it, see [`orders`].
+const MAX_PERMUTED: usize = 4;
 
 /// At most this many spellings per command.
-const MAX_SPELLINGS: usize = 400;
+const MAX_SPELLINGS: usize = 2_000;
 
 /// The command `name args…` in every spelling of its options that means the same (the written
 /// one first), bounded by [`MAX_SPELLINGS`].
@@ -141,13 +140,42 @@ pub(crate) fn spellings(name: &str, args: &[String]) -> Vec<String> {
             other_options.push(a.clone());
         }
     }
-    if letters.is_empty() && other_options.is_empty() {
+    // Letters that other words mean (found in round 8): without a terminal `rm` never prompts,
+    // so a recursive `rm` is `rm -rf` whatever it says (`--interactive=never` included); a
+    // `git push` of a `+refspec`, or with `--mirror`/`--force-with-lease`, forces.
+    let mut implied = letters.clone();
+    match name {
+        "rm" if letters.iter().any(|c| matches!(c, 'r' | 'R'))
+            || other_options
+                .iter()
+                .any(|o| o.starts_with("--inter") && o.contains('=')) =>
+        {
+            push_letter(&mut implied, 'f');
+        }
+        "git"
+            if operands.first() == Some(&"push")
+                && (operands[1..].iter().any(|o| o.starts_with('+'))
+                    || other_options.iter().any(|o| {
+                        ["--mirror", "--force-with-lease", "--force-if-includes"]
+                            .iter()
+                            .any(|l| {
+                                o.split('=')
+                                    .next()
+                                    .is_some_and(|k| k.len() > 3 && l.starts_with(k))
+                            })
+                    })) =>
+        {
+            push_letter(&mut implied, 'f');
+        }
+        _ => {}
+    }
+    if implied.is_empty() && other_options.is_empty() {
         return out;
     }
     // The same letters with upper/lower equivalents folded (`rm -R` is `rm -r`).
-    let folded: Vec<char> = {
+    let fold = |letters: &[char]| -> Vec<char> {
         let mut f = Vec::new();
-        for c in &letters {
+        for c in letters {
             let c = SAME_LETTERS
                 .iter()
                 .find(|(p, from, _)| *p == name && from == c)
@@ -157,6 +185,17 @@ pub(crate) fn spellings(name: &str, args: &[String]) -> Vec<String> {
         }
         f
     };
+    let mut sets: Vec<Vec<char>> = Vec::new();
+    for set in [
+        letters.clone(),
+        fold(&letters),
+        implied.clone(),
+        fold(&implied),
+    ] {
+        if !sets.contains(&set) {
+            sets.push(set);
+        }
+    }
     // Options go right after the program, after its first word (a subcommand: `git push -f`),
     // or where the first one was written.
     let mut positions = vec![0];
@@ -168,29 +207,26 @@ pub(crate) fn spellings(name: &str, args: &[String]) -> Vec<String> {
             positions.push(at);
         }
     }
-    for set in [&letters, &folded] {
-        for order in orders(set) {
-            let cluster = if order.is_empty() {
-                None
-            } else {
-                Some(format!("-{}", order.iter().collect::<String>()))
-            };
-            let separate: Vec<String> = order.iter().map(|c| format!("-{c}")).collect();
-            let long_words: Vec<String> = order
-                .iter()
-                .map(|c| {
-                    longs
+    let mut seen: std::collections::HashSet<String> = out.iter().cloned().collect();
+    // One cluster first (the usual way rules are written), then separate words, then long names.
+    for form in 0..3 {
+        for set in &sets {
+            for order in orders(set) {
+                let options: Vec<String> = match form {
+                    0 if order.is_empty() => Vec::new(),
+                    0 => vec![format!("-{}", order.iter().collect::<String>())],
+                    1 => order.iter().map(|c| format!("-{c}")).collect(),
+                    _ => order
                         .iter()
-                        .find(|(_, s)| s == c)
-                        .map(|(l, _)| format!("--{l}"))
-                        .unwrap_or_else(|| format!("-{c}"))
-                })
-                .collect();
-            for options in [
-                cluster.into_iter().collect::<Vec<_>>(),
-                separate,
-                long_words,
-            ] {
+                        .map(|c| {
+                            longs
+                                .iter()
+                                .find(|(_, s)| s == c)
+                                .map(|(l, _)| format!("--{l}"))
+                                .unwrap_or_else(|| format!("-{c}"))
+                        })
+                        .collect(),
+                };
                 for &at in &positions {
                     let mut words: Vec<&str> = Vec::new();
                     let at = at.min(operands.len());
@@ -199,7 +235,7 @@ pub(crate) fn spellings(name: &str, args: &[String]) -> Vec<String> {
                     words.extend(other_options.iter().map(String::as_str));
                     words.extend(operands[at..].iter().copied());
                     let line = join(name, words.into_iter());
-                    if !out.contains(&line) {
+                    if seen.insert(line.clone()) {
                         out.push(line);
                     }
                     if out.len() >= MAX_SPELLINGS {
@@ -226,7 +262,7 @@ fn join<'a>(name: &'a str, words: impl Iterator<Item = &'a str>) -> String {
 }
 
 /// The orders to try the letters in: all of them for a few letters, else the written order,
-/// the sorted one, and each letter moved first.
+/// the sorted one, and each letter and each ordered pair of letters moved first.
 fn orders(letters: &[char]) -> Vec<Vec<char>> {
     if letters.len() <= MAX_PERMUTED {
         let mut out = Vec::new();
@@ -237,11 +273,19 @@ fn orders(letters: &[char]) -> Vec<Vec<char>> {
     let mut sorted = letters.to_vec();
     sorted.sort_unstable();
     out.push(sorted);
-    for i in 0..letters.len() {
-        let mut o = letters.to_vec();
-        let c = o.remove(i);
-        o.insert(0, c);
-        out.push(o);
+    let first = |lead: &[char]| -> Vec<char> {
+        lead.iter()
+            .copied()
+            .chain(letters.iter().copied().filter(|c| !lead.contains(c)))
+            .collect()
+    };
+    for &a in letters {
+        out.push(first(&[a]));
+    }
+    for &a in letters {
+        for &b in letters.iter().filter(|b| **b != a) {
+            out.push(first(&[a, b]));
+        }
     }
     out
 }
@@ -284,6 +328,30 @@ mod tests {
             ("git", &["push", "--force", "origin"], "git push -f origin"),
             ("git", &["push", "origin", "-f"], "git push -f origin"),
             ("chmod", &["--recursive", "777", "d"], "chmod -R 777 d"),
+            // Found in round 8.
+            (
+                "rm",
+                &["-r", "--interactive=never", "d"],
+                "rm -rf --interactive=never d",
+            ),
+            ("rm", &["-r", "d"], "rm -rf d"),
+            ("rm", &["--recursive", "d"], "rm -rf d"),
+            (
+                "git",
+                &["push", "origin", "+master"],
+                "git push -f origin +master",
+            ),
+            (
+                "git",
+                &["push", "--mirror", "origin"],
+                "git push -f --mirror origin",
+            ),
+            (
+                "git",
+                &["push", "--force-with-lease=master:abc", "origin"],
+                "git push -f --force-with-lease=master:abc origin",
+            ),
+            ("rm", &["-vdrif", "d"], "rm -rfvdi d"),
         ];
         for (name, args, line) in rows {
             assert!(

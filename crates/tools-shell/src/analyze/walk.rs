@@ -74,6 +74,8 @@ pub(crate) struct Walker {
     pub(crate) integers: Vec<String>,
     /// Variables whose values bash evaluates as arithmetic, with where.
     pub(crate) arith_reads: Vec<(String, String)>,
+    /// Namerefs (`declare -n r=x`) and the variable each stands for.
+    pub(crate) namerefs: Vec<(String, String)>,
     pub(crate) runners: Vec<CodeRunner>,
 }
 
@@ -95,6 +97,7 @@ impl Walker {
             vars: Vec::new(),
             integers: Vec::new(),
             arith_reads: Vec::new(),
+            namerefs: Vec::new(),
             runners: Vec::new(),
         }
     }
@@ -120,6 +123,34 @@ impl Walker {
             .map(|n| (n.clone(), format!("`{n}` is an integer variable")))
             .collect();
         evaluated.extend(self.arith_reads.iter().cloned());
+        // What is assigned to an integer variable is itself arithmetic, which may name any other
+        // variable (`declare -i y=x` evaluates x's value): with integers in the line, every
+        // variable with a value from elsewhere counts (found in round 8).
+        if let Some(first) = self.integers.first() {
+            for (n, v) in &self.vars {
+                if *v != Value::Plain && !evaluated.iter().any(|(e, _)| e == n) {
+                    evaluated.push((
+                        n.clone(),
+                        format!("`{first}` is an integer variable, whose assignments are arithmetic that may name `{n}`"),
+                    ));
+                }
+            }
+        }
+        // A nameref read as arithmetic reads the variable it stands for (`declare -n r=x;
+        // $((r))` evaluates x's value), through any chain of them.
+        let mut i = 0;
+        while i < evaluated.len() && evaluated.len() < 4096 {
+            let (name, context) = evaluated[i].clone();
+            for (r, target) in &self.namerefs {
+                if *r == name && !evaluated.iter().any(|(e, _)| e == target) {
+                    evaluated.push((
+                        target.clone(),
+                        format!("{context}, and `{name}` stands for `{target}`"),
+                    ));
+                }
+            }
+            i += 1;
+        }
         for (name, context) in evaluated {
             match self.value(&name) {
                 Value::Plain => {}

@@ -233,6 +233,21 @@ const TABLE: &[(&str, Outcome, Outcome)] = &[
     ("[[ 1 -eq 1 ]]", Allow, Allow),
     ("declare -i n; n='a[$(id)]'", Deny, Deny),
     ("declare -i n; n=5", Allow, Allow),
+    // Found in round 8: what is assigned to an integer is arithmetic naming other variables,
+    // and a nameref read as arithmetic reads the variable it stands for.
+    ("x='a[$(id)]'; declare -i y=x", Deny, Deny),
+    ("x='a[$(id)]'; typeset -i y; y+=x", Deny, Deny),
+    ("declare -i y; y=x; x='a[$(id)]'", Deny, Deny),
+    ("x='a[$(id)]'; declare -n r=x; echo $((r))", Deny, Deny),
+    ("x='a[$(id)]'; declare -n r=x; [[ r -eq 1 ]]", Deny, Deny),
+    ("x='a[$(id)]'; declare -n r=x; a[r]=1", Deny, Deny),
+    (
+        "x='a[$(id)]'; declare -n r=x; declare -n s=r; echo $((s))",
+        Deny,
+        Deny,
+    ),
+    ("x=5; declare -i y=x; echo $y", Allow, Allow),
+    ("x=5; declare -n r=x; echo $r", Allow, Allow),
     ("read n < list; echo $((n))", Ask, Ask),
     ("read n < list; echo $n", Allow, Allow),
     ("printf -v 'a[$(id)]' x", Deny, Deny),
@@ -565,6 +580,16 @@ async fn command_rules_hold_for_every_simple_command_in_the_line() {
         ("split --filter='tar --version' /dev/null", Some(tool_core::ErrorKind::NeedsApproval)),
         ("nice git status", None),
         ("git log -1", None),
+        // Found in round 8.
+        ("unshare tar --version", Some(tool_core::ErrorKind::Denied)),
+        ("unshare -U sh -c 'tar --version'", Some(tool_core::ErrorKind::Denied)),
+        ("unshare -S 0 tar --version", Some(tool_core::ErrorKind::NeedsApproval)),
+        ("git config --global core.fsmonitor 'tar --version >&2; false' && git status", Some(tool_core::ErrorKind::NeedsApproval)),
+        ("git config core.fsmonitor x", Some(tool_core::ErrorKind::NeedsApproval)),
+        ("ssh -o ProxyCommand='tar -cf p.tar /etc/hostname' x", Some(tool_core::ErrorKind::NeedsApproval)),
+        ("scp -S ./evil.sh a x:b", Some(tool_core::ErrorKind::NeedsApproval)),
+        ("sftp -D ./evil.sh", Some(tool_core::ErrorKind::NeedsApproval)),
+        ("git config --get user.name", None),
         // Twins: shell code the analysis reads is judged command by command; plain programs run.
         ("sh -c 'tar --version'", Some(tool_core::ErrorKind::Denied)),
         ("sh -c 'echo hi'", None),
@@ -631,6 +656,19 @@ async fn command_rules_hold_for_every_spelling_of_the_options() {
         ("/bin/rm -fr gone", Some(tool_core::ErrorKind::Denied)),
         ("git push --force origin", Some(tool_core::ErrorKind::Denied)),
         ("git push origin -f", Some(tool_core::ErrorKind::Denied)),
+        // Found in round 8: other words that mean the same. Without a terminal a recursive rm
+        // never prompts, so it is `rm -rf`; a `+refspec`, `--mirror` or a lease force a push.
+        ("rm -r --interactive=never gone", Some(tool_core::ErrorKind::Denied)),
+        ("rm -r --inter=no gone", Some(tool_core::ErrorKind::Denied)),
+        ("rm -r gone", Some(tool_core::ErrorKind::Denied)),
+        ("rm --recursive gone", Some(tool_core::ErrorKind::Denied)),
+        ("git push origin +master", Some(tool_core::ErrorKind::Denied)),
+        ("git push origin +HEAD:refs/heads/master", Some(tool_core::ErrorKind::Denied)),
+        ("git push --mirror origin", Some(tool_core::ErrorKind::Denied)),
+        ("git push --force-with-lease=master:abc origin master", Some(tool_core::ErrorKind::Denied)),
+        // Twin: a plain push is not refused, but it asks, since it runs the other repository's
+        // hooks and git's helpers, which the rules cannot see into.
+        ("git push origin master", Some(tool_core::ErrorKind::NeedsApproval)),
         // Twins: other options of the same program run.
         ("rm -f gone", None),
         ("rm -f -- gone", None),

@@ -129,7 +129,7 @@ impl Walker {
             .find(|(k, _)| *k == key)
             .map(|(_, r)| *r)
             .or(key.starts_with("mkfs").then_some(Reach::OutsideWrites))?;
-        if matches!(key, "su" | "nsenter" | "chroot") {
+        if matches!(key, "su" | "nsenter" | "chroot" | "unshare") {
             // Still look at what runs, so the deny list sees it (the class stays high).
             let start = args
                 .iter()
@@ -146,10 +146,16 @@ impl Walker {
                 let _ = self.wrapped(args.get(start..).unwrap_or(&[]));
             }
         }
-        Some(Class::new(
-            Risk::High,
-            reach,
-            format!("`{name}` changes the system, gains privileges, or destroys data"),
-        ))
+        // What these run, or how, is not all visible to the analysis (`unshare -S 0 tar` takes
+        // an option's value where the walk above looks for the program), so a rule on
+        // commands cannot be checked past them.
+        Some(
+            Class::new(
+                Risk::High,
+                reach,
+                format!("`{name}` changes the system, gains privileges, or destroys data"),
+            )
+            .opaque(),
+        )
     }
 }

@@ -480,6 +480,8 @@ impl Walker {
                     }
                 };
                 self.set_var(key, &Word::fixed(&target), Value::Outside, exported)?;
+                let target_name = target.split('[').next().unwrap_or(&target).to_string();
+                self.namerefs.push((base.clone(), target_name));
                 continue;
             }
             if flags.contains('i') {
