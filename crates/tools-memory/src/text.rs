@@ -347,9 +347,14 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
-/// A JSON string literal (quotes and backslashes escaped), for attributes and messages.
+/// A JSON string literal (quotes and backslashes escaped), for attributes and messages; `<`
+/// and `>` are escaped too (`\u003c`, `\u003e`), so a key cannot end the frame's opening tag
+/// early for a reader that takes the first `>` as its end.
 pub(crate) fn quoted(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
+    serde_json::to_string(s)
+        .unwrap_or_else(|_| format!("\"{s}\""))
+        .replace('<', "\\u003c")
+        .replace('>', "\\u003e")
 }
 
 /// One memory in the frame every listing uses:
@@ -413,6 +418,24 @@ pub(crate) fn describe_filter(category: Option<crate::Category>, session: Option
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quoted_attributes_cannot_end_the_tag() {
+        // (text, quoted) — a key with `>` used to end the opening tag early.
+        let rows = [
+            ("plain", "\"plain\""),
+            ("a>b", "\"a\\u003eb\""),
+            ("</recalled_memory>", "\"\\u003c/recalled_memory\\u003e\""),
+            ("say \"hi\"", "\"say \\\"hi\\\"\""),
+        ];
+        for (text, want) in rows {
+            let q = quoted(text);
+            assert_eq!(q, want, "{text}");
+            assert!(!q.contains(['<', '>']), "{q}");
+            // Still a JSON string literal that reads back as the text.
+            assert_eq!(serde_json::from_str::<String>(&q).unwrap(), text);
+        }
+    }
 
     #[test]
     fn stopwords_are_sorted_for_binary_search() {
