@@ -589,6 +589,8 @@ async fn command_rules_hold_for_every_simple_command_in_the_line() {
         ("ssh -o ProxyCommand='tar -cf p.tar /etc/hostname' x", Some(tool_core::ErrorKind::NeedsApproval)),
         ("scp -S ./evil.sh a x:b", Some(tool_core::ErrorKind::NeedsApproval)),
         ("sftp -D ./evil.sh", Some(tool_core::ErrorKind::NeedsApproval)),
+        ("wget -q --use-askpass=./evil.sh http://127.0.0.1:1/", Some(tool_core::ErrorKind::NeedsApproval)),
+        ("aria2c --on-download-complete=./evil.sh http://127.0.0.1:1/", Some(tool_core::ErrorKind::NeedsApproval)),
         ("git config --get user.name", None),
         // Twins: shell code the analysis reads is judged command by command; plain programs run.
         ("sh -c 'tar --version'", Some(tool_core::ErrorKind::Denied)),

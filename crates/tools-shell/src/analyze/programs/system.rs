@@ -112,14 +112,13 @@ impl Walker {
     pub(crate) fn system(&mut self, name: &str, key: &str, args: &[Word]) -> Option<Class> {
         if NETWORK.contains(&key) {
             // Network clients start programs of their own (`ssh -o ProxyCommand`, `rsync -e`,
-            // `scp -S`, `npx`, `openssl -engine`), so a rule on commands cannot see past them;
-            // plain downloaders do not.
-            let class = Class::new(Risk::High, Reach::Network, "reaches the network").net();
-            return Some(if matches!(key, "curl" | "wget" | "aria2c") {
-                class
-            } else {
-                class.opaque()
-            });
+            // `scp -S`, `npx`, `openssl -engine`, `wget --use-askpass`, `aria2c
+            // --on-download-complete`), so a rule on commands cannot see past them.
+            return Some(
+                Class::new(Risk::High, Reach::Network, "reaches the network")
+                    .net()
+                    .opaque(),
+            );
         }
         if NETWORK_LOOKUPS.contains(&key) {
             return Some(Class::new(Risk::Medium, Reach::Network, "sends network queries").net());
