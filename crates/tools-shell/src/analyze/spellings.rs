@@ -73,7 +73,20 @@ const LONG_AS_SHORT: &[(&[&str], Longs)] = &[
             ("verbose", 'v'),
         ],
     ),
-    (&["git"], &[("force", 'f'), ("delete", 'd'), ("all", 'a')]),
+    (
+        &["git"],
+        &[
+            ("force", 'f'),
+            ("delete", 'd'),
+            ("all", 'a'),
+            ("quiet", 'q'),
+            ("hard", '\0'),
+            ("soft", '\0'),
+            ("mixed", '\0'),
+            ("keep", '\0'),
+            ("merge", '\0'),
+        ],
+    ),
     (
         &["tar"],
         &[("extract", 'x'), ("create", 'c'), ("file", 'f')],
@@ -227,19 +240,32 @@ pub(crate) fn spellings(name: &str, args: &[String]) -> Vec<String> {
                         })
                         .collect(),
                 };
-                for &at in &positions {
-                    let mut words: Vec<&str> = Vec::new();
-                    let at = at.min(operands.len());
-                    words.extend(operands[..at].iter().copied());
-                    words.extend(options.iter().map(String::as_str));
-                    words.extend(other_options.iter().map(String::as_str));
-                    words.extend(operands[at..].iter().copied());
-                    let line = join(name, words.into_iter());
-                    if seen.insert(line.clone()) {
-                        out.push(line);
-                    }
-                    if out.len() >= MAX_SPELLINGS {
-                        return out;
+                // Other options after the letters, or one of them first (`git reset -q --hard`
+                // is `git reset --hard -q`; found in round 9).
+                for lead in std::iter::once(None).chain((0..other_options.len()).map(Some)) {
+                    for &at in &positions {
+                        let mut words: Vec<&str> = Vec::new();
+                        let at = at.min(operands.len());
+                        words.extend(operands[..at].iter().copied());
+                        if let Some(l) = lead {
+                            words.push(&other_options[l]);
+                        }
+                        words.extend(options.iter().map(String::as_str));
+                        words.extend(
+                            other_options
+                                .iter()
+                                .enumerate()
+                                .filter(|(k, _)| Some(*k) != lead)
+                                .map(|(_, o)| o.as_str()),
+                        );
+                        words.extend(operands[at..].iter().copied());
+                        let line = join(name, words.into_iter());
+                        if seen.insert(line.clone()) {
+                            out.push(line);
+                        }
+                        if out.len() >= MAX_SPELLINGS {
+                            return out;
+                        }
                     }
                 }
             }
@@ -352,6 +378,19 @@ mod tests {
                 "git push -f --force-with-lease=master:abc origin",
             ),
             ("rm", &["-vdrif", "d"], "rm -rfvdi d"),
+            // Found in round 9.
+            ("git", &["reset", "-q", "--hard"], "git reset --hard -q"),
+            (
+                "git",
+                &["reset", "--no-quiet", "--hard"],
+                "git reset --hard --no-quiet",
+            ),
+            ("git", &["reset", "--har"], "git reset --hard"),
+            (
+                "git",
+                &["--no-pager", "reset", "--hard"],
+                "git reset --hard --no-pager",
+            ),
         ];
         for (name, args, line) in rows {
             assert!(

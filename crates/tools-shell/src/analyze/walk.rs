@@ -61,6 +61,28 @@ pub(crate) struct CodeRunner {
     pub(crate) args: bool,
 }
 
+/// Variables bash itself gives the integer attribute (or evaluates as arithmetic when they are
+/// assigned).
+const SPECIAL_INTEGERS: &[&str] = &[
+    "RANDOM",
+    "SRANDOM",
+    "HISTCMD",
+    "OPTIND",
+    "SECONDS",
+    "LINENO",
+    "BASH_XTRACEFD",
+    "EPOCHSECONDS",
+    "EPOCHREALTIME",
+    "BASHPID",
+    "BASH_SUBSHELL",
+    "HISTSIZE",
+    "HISTFILESIZE",
+    "TMOUT",
+    "OPTERR",
+    "COLUMNS",
+    "LINES",
+];
+
 pub(crate) struct Walker {
     pub(crate) options: brush_parser::ParserOptions,
     pub(crate) commands: Vec<Command>,
@@ -117,8 +139,15 @@ impl Walker {
         // Values bash evaluates as arithmetic: integer variables and variables read by
         // arithmetic. Checked once the whole script is known, since loops run their bodies again
         // after later assignments.
-        let mut evaluated: Vec<(String, String)> = self
-            .integers
+        // bash's own integer variables evaluate what is assigned to them too (found in round 9:
+        // `RANDOM='a[$(cmd)]'` runs cmd).
+        let mut integers = self.integers.clone();
+        for (n, _) in &self.vars {
+            if SPECIAL_INTEGERS.contains(&n.as_str()) && !integers.contains(n) {
+                integers.push(n.clone());
+            }
+        }
+        let mut evaluated: Vec<(String, String)> = integers
             .iter()
             .map(|n| (n.clone(), format!("`{n}` is an integer variable")))
             .collect();
@@ -126,7 +155,7 @@ impl Walker {
         // What is assigned to an integer variable is itself arithmetic, which may name any other
         // variable (`declare -i y=x` evaluates x's value): with integers in the line, every
         // variable with a value from elsewhere counts (found in round 8).
-        if let Some(first) = self.integers.first() {
+        if let Some(first) = integers.first() {
             for (n, v) in &self.vars {
                 if *v != Value::Plain && !evaluated.iter().any(|(e, _)| e == n) {
                     evaluated.push((

@@ -247,6 +247,15 @@ const TABLE: &[(&str, Outcome, Outcome)] = &[
         Deny,
     ),
     ("x=5; declare -i y=x; echo $y", Allow, Allow),
+    // Found in round 9: bash's own integer variables evaluate what is assigned to them.
+    ("RANDOM='a[$(id)]'", Deny, Deny),
+    ("SRANDOM='a[$(id)]'", Deny, Deny),
+    ("HISTCMD='a[$(id)]'", Deny, Deny),
+    ("OPTIND='a[$(id)]'", Deny, Deny),
+    ("export RANDOM='a[$(id)]'", Deny, Deny),
+    ("x='a[$(id)]'; RANDOM=x", Deny, Deny),
+    ("read RANDOM < list", Ask, Ask),
+    ("RANDOM=42; echo $RANDOM", Allow, Allow),
     ("x=5; declare -n r=x; echo $r", Allow, Allow),
     ("read n < list; echo $((n))", Ask, Ask),
     ("read n < list; echo $n", Allow, Allow),
@@ -641,6 +650,8 @@ async fn command_rules_hold_for_every_spelling_of_the_options() {
             .unwrap()
             .rule("shell(git push -f*)", tool_core::Decision::Deny)
             .unwrap()
+            .rule("shell(git reset --hard*)", tool_core::Decision::Deny)
+            .unwrap()
     };
     #[rustfmt::skip]
     let rows: Vec<(&str, Option<tool_core::ErrorKind>)> = vec![
@@ -671,6 +682,12 @@ async fn command_rules_hold_for_every_spelling_of_the_options() {
         // Twin: a plain push is not refused, but it asks, since it runs the other repository's
         // hooks and git's helpers, which the rules cannot see into.
         ("git push origin master", Some(tool_core::ErrorKind::NeedsApproval)),
+        // Found in round 9: other options before the one a rule names, and abbreviations.
+        ("git reset -q --hard", Some(tool_core::ErrorKind::Denied)),
+        ("git reset --no-quiet --hard", Some(tool_core::ErrorKind::Denied)),
+        ("git reset --har", Some(tool_core::ErrorKind::Denied)),
+        ("git --no-pager reset --hard", Some(tool_core::ErrorKind::Denied)),
+        ("git reset --soft", None),
         // Twins: other options of the same program run.
         ("rm -f gone", None),
         ("rm -f -- gone", None),
