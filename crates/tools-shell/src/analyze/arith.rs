@@ -25,6 +25,21 @@ fn scan_into(c: &[char], out: &mut Arith) {
     let mut i = 0;
     while i < c.len() {
         let ch = c[i];
+        // `$1`, `${10}`, `$@`, `$*`: positional parameters, whose values come from elsewhere
+        // (`set -- 'a[$(cmd)]'; (( $1 ))` runs cmd; found in round 10). Read as `@`.
+        if ch == '$' {
+            let mut k = i + 1;
+            if k < c.len() && c[k] == '{' {
+                k += 1;
+            }
+            if k < c.len() && (c[k].is_ascii_digit() || c[k] == '@' || c[k] == '*') {
+                if !out.reads.iter().any(|r| r == "@") {
+                    out.reads.push("@".into());
+                }
+                i = k + 1;
+                continue;
+            }
+        }
         if ch.is_ascii_digit() {
             // A number, in any base (`0x1f`, `16#ff`, `2#1010`): letters here are digits.
             while i < c.len() && (c[i].is_ascii_alphanumeric() || c[i] == '#' || c[i] == '_') {

@@ -91,6 +91,17 @@ const LONG_AS_SHORT: &[(&[&str], Longs)] = &[
         &["tar"],
         &[("extract", 'x'), ("create", 'c'), ("file", 'f')],
     ),
+    (
+        &["sed"],
+        &[
+            ("in-place", 'i'),
+            ("quiet", 'n'),
+            ("silent", 'n'),
+            ("regexp-extended", 'E'),
+            ("separate", 's'),
+            ("null-data", 'z'),
+        ],
+    ),
     (&["kill", "pkill", "killall"], &[("signal", 's')]),
 ];
 
@@ -108,6 +119,20 @@ const MAX_SPELLINGS: usize = 2_000;
 pub(crate) fn spellings(name: &str, args: &[String]) -> Vec<String> {
     let written = join(name, args.iter().map(String::as_str));
     let mut out = vec![written];
+    // find's arguments are an expression, not options; without a start path it starts at `.`
+    // (`find -delete` is `find . -delete`; found in round 10).
+    if name == "find" {
+        if args
+            .first()
+            .is_none_or(|a| a.starts_with('-') && a.len() > 1)
+        {
+            out.push(join(
+                name,
+                std::iter::once(".").chain(args.iter().map(String::as_str)),
+            ));
+        }
+        return out;
+    }
     let longs = LONG_AS_SHORT
         .iter()
         .find(|(programs, _)| programs.contains(&name))
@@ -136,14 +161,17 @@ pub(crate) fn spellings(name: &str, args: &[String]) -> Vec<String> {
                 Some((k, v)) => (k, Some(v)),
                 None => (long, None),
             };
-            // Any unique-looking prefix of a known long option, as getopt_long reads it.
-            let hit = (value.is_none() && !key.is_empty())
+            // Any unique-looking prefix of a known long option, as getopt_long reads it; with a
+            // value, the short letter takes it attached (`--in-place=.b` is `-i.b`).
+            let hit = (!key.is_empty())
                 .then(|| longs.iter().find(|(l, _)| l.starts_with(key)))
                 .flatten();
-            match hit {
-                Some((_, c)) if *c != '\0' => push_letter(&mut letters, *c),
-                Some((l, _)) => other_options.push(format!("--{l}")),
-                None => other_options.push(a.clone()),
+            match (hit, value) {
+                (Some((_, c)), None) if *c != '\0' => push_letter(&mut letters, *c),
+                (Some((_, c)), Some(v)) if *c != '\0' => other_options.push(format!("-{c}{v}")),
+                (Some((l, _)), None) => other_options.push(format!("--{l}")),
+                (Some((l, _)), Some(v)) => other_options.push(format!("--{l}={v}")),
+                (None, _) => other_options.push(a.clone()),
             }
         } else if a[1..].chars().all(|c| c.is_ascii_alphanumeric()) {
             for c in a[1..].chars() {
@@ -158,6 +186,14 @@ pub(crate) fn spellings(name: &str, args: &[String]) -> Vec<String> {
     // `git push` of a `+refspec`, or with `--mirror`/`--force-with-lease`, forces.
     let mut implied = letters.clone();
     match name {
+        // `cp -a` is `cp -dR --preserve=all`.
+        "cp" if letters.contains(&'a') => {
+            push_letter(&mut implied, 'r');
+        }
+        // With a path, `git clean` removes untracked directories there without `-d`.
+        "git" if operands.first() == Some(&"clean") && operands.len() > 1 => {
+            push_letter(&mut implied, 'd');
+        }
         "rm" if letters.iter().any(|c| matches!(c, 'r' | 'R'))
             || other_options
                 .iter()
@@ -378,6 +414,18 @@ mod tests {
                 "git push -f --force-with-lease=master:abc origin",
             ),
             ("rm", &["-vdrif", "d"], "rm -rfvdi d"),
+            // Found in round 10.
+            ("sed", &["--in-place", "s/a/b/", "f"], "sed -i s/a/b/ f"),
+            ("sed", &["--in-pl", "s/a/b/", "f"], "sed -i s/a/b/ f"),
+            (
+                "sed",
+                &["--in-place=.b", "s/a/b/", "f"],
+                "sed -i.b s/a/b/ f",
+            ),
+            ("cp", &["-a", "d1", "d2"], "cp -ra d1 d2"),
+            ("cp", &["--archive", "d1", "d2"], "cp -ra d1 d2"),
+            ("git", &["clean", "-f", "ud"], "git clean -fd ud"),
+            ("find", &["-delete"], "find . -delete"),
             // Found in round 9.
             ("git", &["reset", "-q", "--hard"], "git reset --hard -q"),
             (

@@ -83,6 +83,32 @@ const SPECIAL_INTEGERS: &[&str] = &[
     "LINES",
 ];
 
+/// Variables bash sets from what commands saw, and `@` for the positional parameters.
+const BASH_SET: &[&str] = &[
+    "_",
+    "@",
+    "BASH_REMATCH",
+    "BASH_ARGV",
+    "BASH_ARGC",
+    "BASH_ARGV0",
+    "BASH_COMMAND",
+    "BASH_SOURCE",
+    "BASH_LINENO",
+    "BASH_EXECUTION_STRING",
+    "FUNCNAME",
+    "PIPESTATUS",
+    "COPROC",
+    "REPLY",
+    "MAPFILE",
+    "OPTARG",
+    "PWD",
+    "OLDPWD",
+    "DIRSTACK",
+    "COMP_WORDS",
+    "COMP_LINE",
+    "READLINE_LINE",
+];
+
 pub(crate) struct Walker {
     pub(crate) options: brush_parser::ParserOptions,
     pub(crate) commands: Vec<Command>,
@@ -127,12 +153,21 @@ impl Walker {
     /// The worst source of any value assigned to `name` (`Plain` when the command line never
     /// sets it: the environment is scrubbed).
     fn value(&self, name: &str) -> Value {
-        self.vars
+        let assigned = self
+            .vars
             .iter()
             .filter(|(n, _)| n == name)
             .map(|(_, v)| *v)
             .max()
-            .unwrap_or(Value::Plain)
+            .unwrap_or(Value::Plain);
+        // Variables bash sets itself from what commands saw (`_`, the last argument;
+        // `BASH_REMATCH`; the positional parameters, read as `@`) hold text from elsewhere
+        // (found in round 10: `: 'a[$(cmd)]'; (( _ ))` ran cmd).
+        if BASH_SET.contains(&name) {
+            assigned.max(Value::Outside)
+        } else {
+            assigned
+        }
     }
 
     pub(crate) fn finish(mut self) -> Result<Analysis, Unknown> {

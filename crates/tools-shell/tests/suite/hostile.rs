@@ -256,6 +256,15 @@ const TABLE: &[(&str, Outcome, Outcome)] = &[
     ("x='a[$(id)]'; RANDOM=x", Deny, Deny),
     ("read RANDOM < list", Ask, Ask),
     ("RANDOM=42; echo $RANDOM", Allow, Allow),
+    // Found in round 10: values bash sets itself, and the positional parameters.
+    (": 'a[$(id)]'; (( _ ))", Ask, Ask),
+    (": 'a[$(id)]'; [[ _ -eq 1 ]]", Ask, Ask),
+    ("[[ 'a[$(id)]' =~ .* ]]; (( BASH_REMATCH ))", Ask, Ask),
+    ("set -- 'a[$(id)]'; (( $1 ))", Ask, Ask),
+    ("set -- 'a[$(id)]'; [[ ${1} -eq 1 ]]", Ask, Ask),
+    ("set -- 'a[$(id)]'; echo $(( $* ))", Ask, Ask),
+    ("x=1; (( x + 2 ))", Allow, Allow),
+    ("echo $(( 1 + 2 )) $#", Allow, Allow),
     ("x=5; declare -n r=x; echo $r", Allow, Allow),
     ("read n < list; echo $((n))", Ask, Ask),
     ("read n < list; echo $n", Allow, Allow),
@@ -598,6 +607,8 @@ async fn command_rules_hold_for_every_simple_command_in_the_line() {
         ("ssh -o ProxyCommand='tar -cf p.tar /etc/hostname' x", Some(tool_core::ErrorKind::NeedsApproval)),
         ("scp -S ./evil.sh a x:b", Some(tool_core::ErrorKind::NeedsApproval)),
         ("sftp -D ./evil.sh", Some(tool_core::ErrorKind::NeedsApproval)),
+        ("awk -f p.awk", Some(tool_core::ErrorKind::NeedsApproval)),
+        ("mawk -fp.awk", Some(tool_core::ErrorKind::NeedsApproval)),
         ("wget -q --use-askpass=./evil.sh http://127.0.0.1:1/", Some(tool_core::ErrorKind::NeedsApproval)),
         ("aria2c --on-download-complete=./evil.sh http://127.0.0.1:1/", Some(tool_core::ErrorKind::NeedsApproval)),
         ("git config --get user.name", None),
@@ -652,6 +663,14 @@ async fn command_rules_hold_for_every_spelling_of_the_options() {
             .unwrap()
             .rule("shell(git reset --hard*)", tool_core::Decision::Deny)
             .unwrap()
+            .rule("shell(sed -i*)", tool_core::Decision::Deny)
+            .unwrap()
+            .rule("shell(cp -r*)", tool_core::Decision::Deny)
+            .unwrap()
+            .rule("shell(git clean -fd*)", tool_core::Decision::Deny)
+            .unwrap()
+            .rule("shell(find * -delete*)", tool_core::Decision::Deny)
+            .unwrap()
     };
     #[rustfmt::skip]
     let rows: Vec<(&str, Option<tool_core::ErrorKind>)> = vec![
@@ -688,6 +707,18 @@ async fn command_rules_hold_for_every_spelling_of_the_options() {
         ("git reset --har", Some(tool_core::ErrorKind::Denied)),
         ("git --no-pager reset --hard", Some(tool_core::ErrorKind::Denied)),
         ("git reset --soft", None),
+        // Found in round 10.
+        ("sed --in-place s/a/b/ f", Some(tool_core::ErrorKind::Denied)),
+        ("sed --in-pl s/a/b/ f", Some(tool_core::ErrorKind::Denied)),
+        ("sed --in-place=.b s/a/b/ f", Some(tool_core::ErrorKind::Denied)),
+        ("cp -a d1 d2", Some(tool_core::ErrorKind::Denied)),
+        ("cp --archive d1 d2", Some(tool_core::ErrorKind::Denied)),
+        ("git clean -f ud", Some(tool_core::ErrorKind::Denied)),
+        ("find -delete", Some(tool_core::ErrorKind::Denied)),
+        ("sed -n 1p /dev/null", None),
+        ("cp /dev/null copy.txt", None),
+        ("git clean -n", None),
+        ("find . -name x", None),
         // Twins: other options of the same program run.
         ("rm -f gone", None),
         ("rm -f -- gone", None),

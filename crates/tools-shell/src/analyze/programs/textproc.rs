@@ -125,14 +125,17 @@ impl Walker {
                 Risk::High,
                 Reach::Contained,
                 "awk loads program code or an extension Toolshed cannot inspect",
-            ));
+            )
+            .opaque());
         }
         if from_file && !sandbox {
+            // Code from a file can call system() unseen (found in round 10).
             c.raise(
                 Risk::High,
                 Reach::Contained,
                 "awk loads program code from a file Toolshed cannot inspect",
             );
+            c.opaque = true;
         }
         for (short, long, default) in [
             ('d', "dump-variables", "awkvars.out"),
