@@ -20,6 +20,8 @@
 //! - Writing Markdown. htmd merges adjacent alike inline elements (`<b>a</b><b>b</b>`) as it
 //!   writes, in time quadratic in a run of them; [`merge_alike_inline_siblings`] merges them
 //!   first, in one pass, so that it finds none.
+//! - Building options. rcdom looks through a whole `<select>` at each `</option>` in it; every
+//!   `<select>` is written [`SELECT_MULTIPLE`], for which it looks at nothing.
 //!
 //! Before the tokenizer, each tag is cut to [`MAX_ATTRS`] attributes (see [`feed`]): the
 //! tokenizer checks every attribute of a tag against those before it, quadratic in one tag.
@@ -58,6 +60,17 @@ const MAX_PENDING: usize = 32;
 /// a few dozen at most. The length of a tag is not capped: with the count capped its cost is
 /// linear in its length, and long values are real (`data:` images).
 pub(crate) const MAX_ATTRS: usize = 256;
+
+/// Written into every `<select>` start tag that lacks it. At each `</option>` (and [`renest`]
+/// writes one for every option it closes) the tree builder asks rcdom for the "enabled
+/// `<selectedcontent>`" of the option's `<select>`, and rcdom (0.38) looks for it through the
+/// whole subtree of the `<select>`, all of it every time (its check looks at the `<select>`'s
+/// name instead of each node's): quadratic in the options of one `<select>`. `<select>` and
+/// `<option>x` repeated 32,000 times took 15 seconds to build. rcdom returns at once for a
+/// `<select multiple>`, which has no selected content to fill; the converter skips `<select>`
+/// and everything in it, and the result-page readers do not read forms, so nothing any reader
+/// writes changes.
+const SELECT_MULTIPLE: &str = " multiple";
 
 /// The most elements [`renest`] keeps open at once. Above [`MAX_DEPTH`], so that a page that
 /// hits it is also cut (and says so); far above what real pages nest (under 40).
@@ -1030,6 +1043,16 @@ impl State {
     fn write_start(&mut self, name: &str, tag: &Tag) {
         self.out.push('<');
         self.out.push_str(name);
+        if name == "select"
+            && !tag
+                .attrs
+                .iter()
+                .take(self.max_attrs)
+                .any(|a| &*a.name.local == "multiple")
+        {
+            // See [`SELECT_MULTIPLE`]. First, so that it is the first attribute looked at.
+            self.out.push_str(SELECT_MULTIPLE);
+        }
         for attr in tag.attrs.iter().take(self.max_attrs) {
             self.out.push(' ');
             self.out.push_str(&attr.name.local);
@@ -1927,6 +1950,104 @@ mod tests {
         }
     }
 
+    /// The `<select>` elements below `root`, and how many of them are `multiple`.
+    fn selects(root: &Rc<Node>) -> (usize, usize) {
+        let (mut all, mut multiple) = (0, 0);
+        let mut pending = vec![Rc::clone(root)];
+        while let Some(node) = pending.pop() {
+            if let NodeData::Element { name, attrs, .. } = &node.data
+                && &*name.local == "select"
+            {
+                all += 1;
+                if attrs.borrow().iter().any(|a| &*a.name.local == "multiple") {
+                    multiple += 1;
+                }
+            }
+            pending.extend(node.children.borrow().iter().cloned());
+        }
+        (all, multiple)
+    }
+
+    /// (attack, benign twin): at each `</option>` (the page's, or the one [`renest`] writes
+    /// when the next `<option>` closes the last) rcdom looked through the whole `<select>`,
+    /// quadratic in its options; every `<select>` reaches the tree builder `multiple`, for
+    /// which rcdom looks at nothing. The words around are kept; the twin converts exactly as
+    /// htmd alone converts it (the converter skips `<select>`; `<datalist>` options are
+    /// written).
+    #[test]
+    fn selects_are_built_multiple_beside_benign_twins() {
+        // (label, the page around the run, the unit repeated, whether the options are written)
+        let rows: &[(&str, &str, &str, bool)] = &[
+            ("select option", "<select>{}</select>", "<option>x", false),
+            (
+                "select option /option",
+                "<select>{}</select>",
+                "<option>x</option>",
+                false,
+            ),
+            (
+                "select optgroup",
+                "<select>{}</select>",
+                "<optgroup label=g><option>x",
+                false,
+            ),
+            (
+                "select selectedcontent",
+                "<select><button><selectedcontent></selectedcontent></button>{}</select>",
+                "<option selected>x</option>",
+                false,
+            ),
+            (
+                "select multiple",
+                "<select name=s multiple>{}</select>",
+                "<option>x",
+                false,
+            ),
+            (
+                "select in div",
+                "<div><select>{}</select></div>",
+                "<option value=v>x",
+                false,
+            ),
+            (
+                "svg select",
+                "<svg><select><foreignObject>{}</foreignObject></select></svg>",
+                "<option>x</option>",
+                false,
+            ),
+            ("datalist", "<datalist>{}</datalist>", "<option>x", true),
+        ];
+        let converter = crate::page::converter();
+        for (label, around, unit, written) in rows {
+            for count in [5_000, 10] {
+                let html = format!(
+                    "<html><body><p>before</p>{}<p>after words</p>",
+                    around.replace("{}", &unit.repeat(count))
+                );
+                let renested = renest(&html, MAX_OPEN).html;
+                assert_eq!(
+                    renested.matches("<select").count()
+                        - renested.matches("<selectedcontent").count(),
+                    renested.matches("<select multiple").count()
+                        + usize::from(label.contains("multiple")),
+                    "{label} x{count}"
+                );
+                let (tree, _) = parse(&html, &Stop::default()).unwrap();
+                let (all, multiple) = selects(&tree);
+                assert!(all > 0 || *written, "{label} x{count}");
+                assert_eq!(all, multiple, "{label} x{count}");
+                let (markdown, _) = crate::page::to_markdown(&html, &Stop::default()).unwrap();
+                assert!(markdown.starts_with("before"), "{label} x{count}");
+                assert!(markdown.ends_with("after words"), "{label} x{count}");
+                assert_eq!(markdown.contains('x'), *written, "{label} x{count}");
+                if count == 10 {
+                    let alone = converter.convert(&html).unwrap();
+                    assert_eq!(markdown, crate::page::tidy(&alone), "{label} x{count}");
+                }
+            }
+        }
+    }
+
     /// Random inline soup (alike and unalike neighbours, attributes, nested and empty
     /// elements, text between): the Markdown of the merged tree is the Markdown htmd writes of
     /// the tree as built, merging by itself.
@@ -2352,11 +2473,107 @@ mod measure {
             ("p x400k", "<p>x".repeat(400_000)),
             ("i em x200k", "<i>x</i><em>x</em>".repeat(200_000)),
         ];
-        let converter = htmd::HtmlToMarkdown::new();
+        let n: usize = std::env::var("MEASURE_N")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(16_000);
+        let only = std::env::var("MEASURE_ONLY").ok();
+        let mut pages = pages;
+        for k in [n, 2 * n] {
+            let shapes: Vec<(&str, String)> = vec![
+                (
+                    "select option",
+                    format!("<html><body><select>{}", "<option>x".repeat(k)),
+                ),
+                (
+                    "datalist option",
+                    format!("<datalist>{}", "<option>x".repeat(k)),
+                ),
+                ("option bare", "<option>x".repeat(k)),
+                (
+                    "optgroup option",
+                    format!("<select>{}", "<optgroup><option>x".repeat(k)),
+                ),
+                ("optgroup bare", "<optgroup>x".repeat(k)),
+                ("ol li", format!("<ol>{}", "<li>x".repeat(k))),
+                ("dl dt dd", format!("<dl>{}", "<dt>x<dd>y".repeat(k))),
+                ("tr td", format!("<table><tr>{}", "<td>x".repeat(k))),
+                ("table tr td", format!("<table>{}", "<tr><td>x".repeat(k))),
+                ("ruby rt", format!("<ruby>{}", "x<rt>y".repeat(k))),
+                ("label", "<label>x".repeat(k)),
+                ("label /label", "<label>x</label>".repeat(k)),
+                ("button", "<button>x".repeat(k)),
+                ("textarea", format!("<textarea>{}", "x\n".repeat(k))),
+                ("br", format!("x{}", "<br>".repeat(k))),
+                ("br x", "<br>x".repeat(k)),
+                ("img", "<img src=a>".repeat(k)),
+                ("img x", "<img src=a alt=b>x".repeat(k)),
+                ("input", "<input>".repeat(k)),
+                ("p p", "<p>x</p>".repeat(k)),
+                ("div /div", "<div>x</div>".repeat(k)),
+                ("h1", "<h1>x</h1>".repeat(k)),
+                ("a href", "<a href=u>x</a>".repeat(k)),
+                ("code", "<code>x</code>".repeat(k)),
+                ("pre", "<pre>x</pre>".repeat(k)),
+                ("blockquote", "<blockquote>x</blockquote>".repeat(k)),
+                ("hr", "<hr>".repeat(k)),
+                (
+                    "summary",
+                    "<details><summary>x</summary></details>".repeat(k),
+                ),
+                (
+                    "table th row, td rows /16",
+                    format!(
+                        "<table><tr>{}{}",
+                        "<th>h".repeat(k / 16),
+                        "<tr><td>y".repeat(k / 16)
+                    ),
+                ),
+                (
+                    "table wide cell, td rows /16",
+                    format!(
+                        "<table><tr><th>h<tr><td>{}{}",
+                        "x".repeat(k / 2),
+                        "<tr><td>y".repeat(k / 16)
+                    ),
+                ),
+                (
+                    "table thead, td rows",
+                    format!("<table><thead><tr><th>h</thead>{}", "<tr><td>y".repeat(k)),
+                ),
+            ];
+            for (label, html) in shapes {
+                if only.as_deref().is_some_and(|o| !label.contains(o)) {
+                    continue;
+                }
+                pages.push((Box::leak(format!("{label} x{k}").into_boxed_str()), html));
+            }
+        }
+        if only.is_some() {
+            pages.retain(|(label, _)| label.contains(only.as_deref().unwrap_or_default()));
+        }
+        let converter = crate::page::converter();
         for (label, html) in pages {
             let at = std::time::Instant::now();
             let renested = super::renest(&html, super::MAX_OPEN);
             let renest = at.elapsed();
+            if std::env::var_os("MEASURE_BEFORE").is_some() {
+                // As the tree builder read the page before `SELECT_MULTIPLE`.
+                let unmarked = renested
+                    .html
+                    .replace(&format!("<select{}", super::SELECT_MULTIPLE), "<select");
+                let at = std::time::Instant::now();
+                let tree = converter.html_to_tree(&unmarked).unwrap();
+                let build = at.elapsed();
+                super::merge_alike_inline_siblings(&tree);
+                let at = std::time::Instant::now();
+                let md = converter.tree_to_markdown(&tree);
+                println!(
+                    "{label} (before): build {build:?}, markdown {:?} ({} out)",
+                    at.elapsed(),
+                    md.len()
+                );
+            }
             let at = std::time::Instant::now();
             let tree = converter.html_to_tree(&renested.html).unwrap();
             let build = at.elapsed();

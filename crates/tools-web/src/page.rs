@@ -290,7 +290,7 @@ pub(crate) fn to_markdown(html: &str, stop: &Stop) -> Result<(String, bool), Sto
     Ok((tidy(&markdown), cut))
 }
 
-fn converter() -> htmd::HtmlToMarkdown {
+pub(crate) fn converter() -> htmd::HtmlToMarkdown {
     htmd::HtmlToMarkdown::builder()
         .skip_tags(vec![
             "head", "nav", "aside", "script", "style", "noscript", "template", "svg", "canvas",
@@ -300,7 +300,7 @@ fn converter() -> htmd::HtmlToMarkdown {
 }
 
 /// Collapses runs of blank lines and trailing spaces that layouts leave behind.
-fn tidy(markdown: &str) -> String {
+pub(crate) fn tidy(markdown: &str) -> String {
     let mut out = String::with_capacity(markdown.len());
     let mut blank = 0;
     for line in markdown.lines() {
