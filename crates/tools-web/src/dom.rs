@@ -19,7 +19,9 @@
 //!   structure below the cut is lost; the words are not. Nothing here recurses.
 //! - Writing Markdown. htmd merges adjacent alike inline elements (`<b>a</b><b>b</b>`) as it
 //!   writes, in time quadratic in a run of them; [`merge_alike_inline_siblings`] merges them
-//!   first, in one pass, so that it finds none.
+//!   first, in one pass, so that it finds none. htmd pads a table with headers to its widest
+//!   row and cells, which makes a wide header row over many rows quadratic in size;
+//!   [`unpad_wide_tables`] writes such a table without its headers.
 //! - Building options. rcdom looks through a whole `<select>` at each `</option>` in it; every
 //!   `<select>` is written [`SELECT_MULTIPLE`], for which it looks at nothing.
 //!
@@ -1486,6 +1488,169 @@ fn set_single_text(node: &Node, text: String) {
     }
 }
 
+/// How much larger than its cells (see [`unpad_wide_tables`]) a table's padded Markdown may
+/// be, times, plus [`PAD_ALLOWANCE`] bytes.
+const PAD_FACTOR: usize = 8;
+
+/// See [`PAD_FACTOR`].
+const PAD_ALLOWANCE: usize = 16 * 1024;
+
+/// Turns the header cells of each table whose Markdown would be far larger than its cells into
+/// plain cells, so that htmd writes it as it writes any table without headers (a paragraph per
+/// cell) instead of as a Markdown table.
+///
+/// htmd writes a table that has headers (`<th>` or `<thead>`) as pipe rows, every row with as
+/// many cells as the widest row and every cell padded to the widest cell of its column: a
+/// header row of n cells over n rows of one cell is n² cells (`<table><tr>`, `<th>h` 1,000
+/// times, `<tr><td>y` 1,000 times: 11 KB in, 4 MB out), and one long cell over many short
+/// rows is its length times theirs. Here the size of that padded table is reckoned from the
+/// tree (each cell's text and links, as an estimate of its Markdown) in one pass over the
+/// tree; above [`PAD_FACTOR`] times its unpadded cells plus [`PAD_ALLOWANCE`], `<th>` becomes
+/// `<td>` and `<thead>` `<tbody>` (nested tables are judged by themselves). htmd handles those
+/// alike except for the headers. Real tables are padded far less: they are written as before.
+pub(crate) fn unpad_wide_tables(root: &Rc<Node>) {
+    // Every node in document order; then each one's estimated Markdown size, children first.
+    let mut order = Vec::new();
+    let mut pending = vec![Rc::clone(root)];
+    while let Some(node) = pending.pop() {
+        pending.extend(node.children.borrow().iter().rev().cloned());
+        order.push(node);
+    }
+    let mut size: HashMap<*const Node, usize> = HashMap::with_capacity(order.len());
+    for node in order.iter().rev() {
+        let own = match &node.data {
+            NodeData::Text { contents } => contents.borrow().chars().count(),
+            NodeData::Element { attrs, .. } => {
+                4 + attrs
+                    .borrow()
+                    .iter()
+                    .filter(|a| matches!(&*a.name.local, "href" | "src"))
+                    .map(|a| a.value.len())
+                    .sum::<usize>()
+            }
+            _ => 0,
+        };
+        let below: usize = node
+            .children
+            .borrow()
+            .iter()
+            .map(|c| size.get(&Rc::as_ptr(c)).copied().unwrap_or(0))
+            .sum();
+        size.insert(Rc::as_ptr(node), own + below);
+    }
+    let mut pending = vec![(Rc::clone(root), false)];
+    while let Some((node, in_cell)) = pending.pop() {
+        let name = element_name(&node);
+        if name == Some("table") && !in_cell && pads_too_much(&node, &size) {
+            plain_cells(&node);
+        }
+        let in_cell = in_cell || matches!(name, Some("td" | "th"));
+        pending.extend(
+            node.children
+                .borrow()
+                .iter()
+                .map(|c| (Rc::clone(c), in_cell)),
+        );
+    }
+}
+
+fn element_name(node: &Node) -> Option<&str> {
+    match &node.data {
+        NodeData::Element { name, .. } => Some(&name.local),
+        _ => None,
+    }
+}
+
+/// Whether htmd's pipe table of `table` (its rows: `<tr>` children of it and of its
+/// `<thead>`, `<tbody>` and `<tfoot>`) would be more than [`PAD_FACTOR`] times its cells plus
+/// [`PAD_ALLOWANCE`]. Linear in the rows and cells of `table`.
+fn pads_too_much(table: &Node, size: &HashMap<*const Node, usize>) -> bool {
+    let mut widths: Vec<usize> = Vec::new();
+    let (mut rows, mut cells) = (0usize, 0usize);
+    let mut row = |tr: &Node| {
+        rows += 1;
+        let mut column = 0;
+        for cell in tr.children.borrow().iter() {
+            if matches!(element_name(cell), Some("td" | "th")) {
+                let width = size.get(&Rc::as_ptr(cell)).copied().unwrap_or(0);
+                cells = cells.saturating_add(width + 3);
+                match widths.get_mut(column) {
+                    Some(w) => *w = (*w).max(width),
+                    None => widths.push(width),
+                }
+                column += 1;
+            }
+        }
+    };
+    for child in table.children.borrow().iter() {
+        match element_name(child) {
+            Some("tr") => row(child),
+            Some("thead" | "tbody" | "tfoot") => {
+                for tr in child.children.borrow().iter() {
+                    if element_name(tr) == Some("tr") {
+                        row(tr);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let line: usize = widths.iter().map(|w| w + 3).sum();
+    let padded = line.saturating_mul(rows + 1);
+    padded
+        > cells
+            .saturating_mul(PAD_FACTOR)
+            .saturating_add(PAD_ALLOWANCE)
+}
+
+/// Renames each `<th>` below `table` to `<td>` and each `<thead>` to `<tbody>`, except in
+/// nested tables.
+fn plain_cells(table: &Rc<Node>) {
+    let mut pending = vec![Rc::clone(table)];
+    while let Some(node) = pending.pop() {
+        let mut children = node.children.borrow_mut();
+        for child in children.iter_mut() {
+            let plain = match element_name(child) {
+                Some("th") => Some(html5ever::local_name!("td")),
+                Some("thead") => Some(html5ever::local_name!("tbody")),
+                _ => None,
+            };
+            if let Some(plain) = plain {
+                *child = renamed(child, plain);
+            }
+            if element_name(child) != Some("table") {
+                pending.push(Rc::clone(child));
+            }
+        }
+    }
+}
+
+/// A copy of the element `node` named `local`, holding its children, in its place.
+fn renamed(node: &Rc<Node>, local: LocalName) -> Rc<Node> {
+    let NodeData::Element {
+        name,
+        attrs,
+        template_contents,
+        mathml_annotation_xml_integration_point,
+    } = &node.data
+    else {
+        return Rc::clone(node);
+    };
+    let copy = Node::new(NodeData::Element {
+        name: html5ever::QualName::new(name.prefix.clone(), name.ns.clone(), local),
+        attrs: RefCell::new(attrs.borrow().clone()),
+        template_contents: RefCell::new(template_contents.borrow().clone()),
+        mathml_annotation_xml_integration_point: *mathml_annotation_xml_integration_point,
+    });
+    let children = std::mem::take(&mut *node.children.borrow_mut());
+    for child in &children {
+        child.parent.set(Some(Rc::downgrade(&copy)));
+    }
+    *copy.children.borrow_mut() = children;
+    copy.parent.set(node.parent.take());
+    copy
+}
+
 /// htmd's block elements (the CommonMark HTML blocks), which it never merges.
 fn is_markdown_block(name: &str) -> bool {
     matches!(
@@ -2048,6 +2213,109 @@ mod tests {
         }
     }
 
+    /// (attack, benign twin): htmd pads a table with headers to its widest row and widest
+    /// cells, so a long header row over many short rows, or one long cell over many short
+    /// rows, comes out the product of the two. Such a table is written as htmd writes it
+    /// without headers (each `<th>` a `<td>`, each `<thead>` a `<tbody>`), every word kept and
+    /// its size linear in the page; the twin, and real tables however long, are written as
+    /// htmd alone writes them, as pipe tables.
+    #[test]
+    fn tables_padded_past_their_cells_lose_their_headers_beside_benign_twins() {
+        let plain = |html: &str| {
+            html.replace("<th>", "<td>")
+                .replace("<thead>", "<tbody>")
+                .replace("</thead>", "</tbody>")
+        };
+        // (label, attack, benign twin)
+        let rows: Vec<(&str, String, String)> = vec![
+            (
+                "header row over rows of one cell",
+                format!(
+                    "<table><tr>{}{}</table>",
+                    "<th>h".repeat(300),
+                    "<tr><td>y".repeat(300)
+                ),
+                format!(
+                    "<table><tr>{}{}</table>",
+                    "<th>h".repeat(3),
+                    "<tr><td>y".repeat(3)
+                ),
+            ),
+            (
+                "a long cell over short rows",
+                format!(
+                    "<table><tr><th>h<tr><td>{}{}</table>",
+                    "x".repeat(20_000),
+                    "<tr><td>y".repeat(300)
+                ),
+                format!(
+                    "<table><tr><th>h<tr><td>{}{}</table>",
+                    "x".repeat(20),
+                    "<tr><td>y".repeat(3)
+                ),
+            ),
+            (
+                "a long link over short rows, in a thead",
+                format!(
+                    "<table><thead><tr><th>h</thead><tr><td><a href=/{}>l</a>{}</table>",
+                    "u".repeat(20_000),
+                    "<tr><td>y".repeat(300)
+                ),
+                format!(
+                    "<table><thead><tr><th>h</thead><tr><td><a href=/{}>l</a>{}</table>",
+                    "u".repeat(20),
+                    "<tr><td>y".repeat(3)
+                ),
+            ),
+        ];
+        let converter = crate::page::converter();
+        let convert = |html: &str| crate::page::tidy(&converter.convert(html).unwrap());
+        for (label, attack, twin) in &rows {
+            let html = format!("<html><body><p>before</p>{attack}<p>after words</p>");
+            let (markdown, _) = crate::page::to_markdown(&html, &Stop::default()).unwrap();
+            assert_eq!(markdown, convert(&plain(&html)), "{label}");
+            assert!(!markdown.contains('|'), "{label}");
+            assert!(
+                markdown.len() < 2 * html.len(),
+                "{label}: {}",
+                markdown.len()
+            );
+            assert!(markdown.contains("\n\nh\n\n"), "{label}");
+            assert!(markdown.ends_with("y\n\nafter words"), "{label}");
+            let html = format!("<html><body><p>before</p>{twin}<p>after words</p>");
+            let (markdown, _) = crate::page::to_markdown(&html, &Stop::default()).unwrap();
+            assert_eq!(markdown, convert(&html), "{label} (twin)");
+            assert!(markdown.contains("| h "), "{label} (twin)");
+        }
+        // Real tables, long or wide, keep their headers.
+        let real = [
+            format!(
+                "<table><thead><tr><th>h</thead>{}</table>",
+                "<tr><td>y".repeat(5_000)
+            ),
+            format!(
+                "<table><tr><th>Name<th>Value{}</table>",
+                "<tr><td>name<td>a value of some words".repeat(2_000)
+            ),
+            format!(
+                "<table><tr>{}{}</table>",
+                "<th>column".repeat(40),
+                format!("<tr>{}", "<td>a cell".repeat(40)).repeat(200)
+            ),
+            format!(
+                "<table><tr><th>h<tr><td>{}{}</table>",
+                "a longer cell ".repeat(20),
+                "<tr><td>y".repeat(40)
+            ),
+        ];
+        for (k, table) in real.iter().enumerate() {
+            let html = format!("<html><body>{table}");
+            let (markdown, _) = crate::page::to_markdown(&html, &Stop::default()).unwrap();
+            assert_eq!(markdown, convert(&html), "real table {k}");
+            assert!(markdown.starts_with("| "), "real table {k}");
+        }
+    }
+
     /// Random inline soup (alike and unalike neighbours, attributes, nested and empty
     /// elements, text between): the Markdown of the merged tree is the Markdown htmd writes of
     /// the tree as built, merging by itself.
@@ -2580,6 +2848,7 @@ mod measure {
             let at = std::time::Instant::now();
             let cut = super::cut_at(&tree, super::MAX_DEPTH);
             super::merge_alike_inline_siblings(&tree);
+            super::unpad_wide_tables(&tree);
             let merge = at.elapsed();
             let at = std::time::Instant::now();
             let md = converter.tree_to_markdown(&tree);

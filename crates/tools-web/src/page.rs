@@ -285,6 +285,7 @@ pub(crate) fn to_markdown(html: &str, stop: &Stop) -> Result<(String, bool), Sto
     let converter = converter();
     let (tree, cut) = crate::dom::parse(html, stop)?;
     crate::dom::merge_alike_inline_siblings(&tree);
+    crate::dom::unpad_wide_tables(&tree);
     stop.check()?;
     let markdown = converter.tree_to_markdown(&tree);
     Ok((tidy(&markdown), cut))
