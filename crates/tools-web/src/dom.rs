@@ -2806,6 +2806,18 @@ mod measure {
                     ),
                 ),
                 (
+                    "nest ul li",
+                    format!("{}{}", "<ul><li>".repeat(120), "x ".repeat(k * 8)),
+                ),
+                (
+                    "nest blockquote",
+                    format!("{}{}", "<blockquote>".repeat(120), "x ".repeat(k * 8)),
+                ),
+                (
+                    "nest ol li",
+                    format!("{}{}", "<ol><li>".repeat(120), "x<br>".repeat(k)),
+                ),
+                (
                     "table thead, td rows",
                     format!("<table><thead><tr><th>h</thead>{}", "<tr><td>y".repeat(k)),
                 ),
