@@ -122,7 +122,8 @@ pub(crate) struct Walker {
     pub(crate) integers: Vec<String>,
     /// Variables whose values bash evaluates as arithmetic, with where.
     pub(crate) arith_reads: Vec<(String, String)>,
-    /// Namerefs (`declare -n r=x`) and the variable each stands for.
+    /// Namerefs (`declare -n r=x`) and the variable each stands for, and variables assigned
+    /// another variable's name (`y=x`), which arithmetic follows the same way.
     pub(crate) namerefs: Vec<(String, String)>,
     pub(crate) runners: Vec<CodeRunner>,
 }
@@ -152,6 +153,18 @@ impl Walker {
 
     /// The worst source of any value assigned to `name` (`Plain` when the command line never
     /// sets it: the environment is scrubbed).
+    /// Notes that `name` was assigned `text`: when that is a variable's name (`y=x`, `y='x[1]'`),
+    /// arithmetic reading `name` evaluates that variable too (found in round 11:
+    /// `x='a[$(cmd)]'; y=x; (( y ))` ran cmd).
+    pub(crate) fn note_reference(&mut self, name: &str, text: &str) {
+        let t = text.trim();
+        if let Some((target, _)) = super::arith::var_name(t)
+            && !self.namerefs.iter().any(|(r, g)| r == name && g == target)
+        {
+            self.namerefs.push((name.to_string(), target.to_string()));
+        }
+    }
+
     fn value(&self, name: &str) -> Value {
         let assigned = self
             .vars
@@ -512,6 +525,9 @@ impl Walker {
                     };
                     words.push(word);
                     return Ok(());
+                }
+                if let Some(t) = &static_value {
+                    self.note_reference(&name, t);
                 }
                 assignments.push((name, value));
                 Ok(())

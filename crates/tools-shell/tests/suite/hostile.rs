@@ -264,6 +264,17 @@ const TABLE: &[(&str, Outcome, Outcome)] = &[
     ("set -- 'a[$(id)]'; [[ ${1} -eq 1 ]]", Ask, Ask),
     ("set -- 'a[$(id)]'; echo $(( $* ))", Ask, Ask),
     ("x=1; (( x + 2 ))", Allow, Allow),
+    // Found in round 11: a variable holding another's name is followed by arithmetic, and
+    // bash's command table can point a name at another program.
+    ("x='a[$(id)]'; y=x; (( y ))", Deny, Deny),
+    ("y=x; x='a[$(id)]'; echo $(( y ))", Deny, Deny),
+    ("x='a[$(id)]'; y=x; z=y; [[ z -eq 1 ]]", Deny, Deny),
+    ("x='a[$(id)]'; y='x[0]'; let y", Deny, Deny),
+    ("x=5; y=x; (( y ))", Allow, Allow),
+    ("BASH_CMDS[ls]=/usr/bin/tar; ls", Deny, Ask),
+    ("BASH_CMDS+=([ls]=/usr/bin/tar); ls", Deny, Ask),
+    ("printf -v 'BASH_CMDS[ls]' /usr/bin/tar; ls", Deny, Ask),
+    ("BASH_ALIASES[ls]=tar; ls", Deny, Ask),
     ("echo $(( 1 + 2 )) $#", Allow, Allow),
     ("x=5; declare -n r=x; echo $r", Allow, Allow),
     ("read n < list; echo $((n))", Ask, Ask),

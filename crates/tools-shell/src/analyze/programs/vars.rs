@@ -14,6 +14,10 @@ use super::{Class, low};
 
 /// Variables whose value makes programs load or run other code, or changes how the shell parses.
 const DANGEROUS_VARS: &[&str] = &[
+    // bash's tables of where commands are (`BASH_CMDS[ls]=/usr/bin/tar` runs tar as `ls`;
+    // found in round 11) and of aliases.
+    "BASH_CMDS",
+    "BASH_ALIASES",
     "PATH",
     "IFS",
     "ENV",
@@ -486,6 +490,9 @@ impl Walker {
             }
             if flags.contains('i') {
                 self.integers.push(base.clone());
+            }
+            if let Some((_, v)) = a.literal().and_then(|t| t.split_once('=')) {
+                self.note_reference(&base, v);
             }
             self.assignment(&base, value.unwrap_or(Value::Plain), exported)?;
         }
