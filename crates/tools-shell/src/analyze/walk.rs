@@ -83,6 +83,25 @@ const SPECIAL_INTEGERS: &[&str] = &[
     "LINES",
 ];
 
+/// Variables bash itself keeps as numbers, which a command line may read in arithmetic without
+/// setting them (`(( EUID == 0 ))`).
+const BASH_OWN_INTEGERS: &[&str] = &[
+    "RANDOM",
+    "SRANDOM",
+    "SECONDS",
+    "EPOCHSECONDS",
+    "LINENO",
+    "HISTCMD",
+    "OPTIND",
+    "OPTERR",
+    "BASHPID",
+    "BASH_SUBSHELL",
+    "UID",
+    "EUID",
+    "PPID",
+    "SHLVL",
+];
+
 /// Variables bash sets from what commands saw, and `@` for the positional parameters.
 const BASH_SET: &[&str] = &[
     "_",
@@ -151,20 +170,22 @@ impl Walker {
         }
     }
 
-    /// The worst source of any value assigned to `name` (`Plain` when the command line never
-    /// sets it: the environment is scrubbed).
-    /// Notes that `name` was assigned `text`: when that is a variable's name (`y=x`, `y='x[1]'`),
-    /// arithmetic reading `name` evaluates that variable too (found in round 11:
+    /// Notes that `name` was assigned `text`: when that names variables (`y=x`, `y='x[1] + z'`),
+    /// arithmetic reading `name` evaluates them too (found in round 11:
     /// `x='a[$(cmd)]'; y=x; (( y ))` ran cmd).
     pub(crate) fn note_reference(&mut self, name: &str, text: &str) {
-        let t = text.trim();
-        if let Some((target, _)) = super::arith::var_name(t)
-            && !self.namerefs.iter().any(|(r, g)| r == name && g == target)
-        {
-            self.namerefs.push((name.to_string(), target.to_string()));
+        // Every name the text would read as arithmetic (`y='x + 1'` reads x).
+        for target in super::arith::scan(text).reads {
+            if self.namerefs.len() < 4096
+                && !self.namerefs.iter().any(|(r, g)| r == name && *g == target)
+            {
+                self.namerefs.push((name.to_string(), target));
+            }
         }
     }
 
+    /// The worst source of any value assigned to `name` (`Plain` when the command line never
+    /// sets it).
     fn value(&self, name: &str) -> Value {
         let assigned = self
             .vars
@@ -229,17 +250,38 @@ impl Walker {
             i += 1;
         }
         for (name, context) in evaluated {
-            match self.value(&name) {
+            // A variable the line never sets holds what the environment gave it, and the
+            // environment is Toolshed's own; but a variable set in a way Toolshed does not see
+            // would look the same, so arithmetic over it fails closed, except bash's own
+            // integers.
+            let unset = !self.vars.iter().any(|(n, _)| *n == name)
+                && !BASH_OWN_INTEGERS.contains(&name.as_str());
+            let value = if unset {
+                Value::Outside
+            } else {
+                self.value(&name)
+            };
+            match value {
                 Value::Plain => {}
                 Value::Code => {
                     return Err(Unknown(format!(
                         "{context}, so bash evaluates the value of `{name}` as arithmetic, and that value holds a command substitution in an array subscript, which runs; compute the value in separate steps"
                     )));
                 }
-                Value::Outside => {
-                    let reason = format!(
-                        "{context}: bash evaluates the value of `{name}` as arithmetic, and it comes from outside the command line (read, a loop over files, a substitution), where an array subscript would run commands"
-                    );
+                Value::Text | Value::Outside => {
+                    let reason = if unset {
+                        format!(
+                            "{context}: bash evaluates the value of `{name}` as arithmetic, and the command line does not set `{name}`, so its value is not known; set it to a number first"
+                        )
+                    } else if value == Value::Text {
+                        format!(
+                            "{context}: bash evaluates the value of `{name}` as arithmetic, and that value names other variables, which bash evaluates in turn (where an array subscript would run commands); assign numbers, or compute the value in separate steps"
+                        )
+                    } else {
+                        format!(
+                            "{context}: bash evaluates the value of `{name}` as arithmetic, and it comes from outside the command line (read, a loop over files, a substitution), where an array subscript would run commands"
+                        )
+                    };
                     self.push_command(
                         &format!("(({name}))"),
                         &[],
@@ -359,6 +401,10 @@ impl Walker {
                             } else {
                                 Value::of(&word)
                             });
+                            if let Some(t) = word.literal() {
+                                let t = t.to_string();
+                                self.note_reference(&f.variable_name, &t);
+                            }
                         }
                     }
                     // `for x; do`: the positional parameters.

@@ -139,8 +139,13 @@ const SAFE_VARS: &[&str] = &[
 /// Where a variable's value came from, for the places bash evaluates values as arithmetic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Value {
-    /// Written on the command line, harmless as arithmetic.
+    /// Written on the command line, harmless as arithmetic: a number, an expression of numbers,
+    /// or nothing.
     Plain,
+    /// Written on the command line, naming variables (`y=x`, `y='x + 1'`, `for v in a b`):
+    /// arithmetic over it evaluates those variables in turn, through any chain of names and
+    /// subscripts, so it is judged as a value from outside would be.
+    Text,
     /// From outside the command line (`read`, a loop over file names, a substitution).
     Outside,
     /// Written on the command line with a command substitution in it (`'a[$(id)]'`).
@@ -152,7 +157,14 @@ impl Value {
     pub(crate) fn of(word: &Word) -> Value {
         match word.literal() {
             Some(t) if runs_code(t) => Value::Code,
-            Some(_) => Value::Plain,
+            Some(t) => {
+                let a = super::super::arith::scan(t);
+                if a.reads.is_empty() && a.assigns.is_empty() {
+                    Value::Plain
+                } else {
+                    Value::Text
+                }
+            }
             None if word.raw.starts_with("$((")
                 && word.raw.ends_with("))")
                 && !word.raw[3..word.raw.len() - 2].contains("))") =>
@@ -333,7 +345,19 @@ impl Walker {
                             Some(w) if w.is("--") => &rest[1..],
                             _ => rest,
                         };
+                        // printf builds its output from its format (escapes, `%b`, widths),
+                        // so no argument tells what the variable will hold (`printf -v x
+                        // 'a[$%s]' '(id)'` and `printf -v x '\141[\044(id)]'` hold a command
+                        // substitution no argument shows).
                         let value = rest.iter().map(Value::of).max().unwrap_or(Value::Plain);
+                        let plain_format = rest.first().is_none_or(|f| {
+                            f.literal().is_some_and(|t| !t.contains(['\\', '%']))
+                        });
+                        let value = if rest.len() <= 1 && plain_format && value == Value::Plain {
+                            value
+                        } else {
+                            value.max(Value::Outside)
+                        };
                         self.set_var(key, &name, value, false)?;
                     }
                 }
