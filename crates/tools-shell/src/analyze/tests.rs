@@ -121,7 +121,8 @@ fn shell_structure() {
 fn bash_evaluation_points() {
     check(&[
         ("echo $((1+2))", L),
-        ("echo $((a[1]+2))", L),
+        ("a=(1 2); echo $((a[1]+2))", L),
+        ("echo $((a[1]+2))", MM),
         ("echo $((a[$(rm x)]))", REFUSED),
         ("echo ${a[$(rm x)]}", REFUSED),
         ("echo ${a[1]}", L),

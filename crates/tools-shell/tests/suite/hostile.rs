@@ -246,7 +246,8 @@ const TABLE: &[(&str, Outcome, Outcome)] = &[
         Deny,
         Deny,
     ),
-    ("x=5; declare -i y=x; echo $y", Allow, Allow),
+    ("x=5; declare -i y=x; echo $y", Ask, Ask),
+    ("declare -i y=5; y+=2; echo $y", Allow, Allow),
     // Found in round 9: bash's own integer variables evaluate what is assigned to them.
     ("RANDOM='a[$(id)]'", Deny, Deny),
     ("SRANDOM='a[$(id)]'", Deny, Deny),
