@@ -177,6 +177,28 @@ impl Containment {
             .is_some_and(|p| Some(p.start) == self.root_start)
     }
 
+    /// Ends a run whose processes are known to be gone (the namespace view's init has exited,
+    /// and the kernel ended its namespace with it): only the cgroup is emptied, as a second
+    /// check, and removed; no /proc scan. Returns how many processes the cgroup still held.
+    pub(crate) fn finish_emptied(&self) -> usize {
+        if self.done.swap(true, Ordering::SeqCst) {
+            return 0;
+        }
+        let cgroup = self.cgroup.lock().ok().and_then(|mut c| c.take());
+        let Some(c) = cgroup else {
+            return 0;
+        };
+        let left = c.kill_all(&protected());
+        if !left.is_empty() {
+            tracing::warn!(
+                "{} processes were left in the pids cgroup of a finished run; killed",
+                left.len()
+            );
+        }
+        c.remove();
+        left.len()
+    }
+
     /// Kills the group and every process found to belong to the run, in rounds until none is
     /// left, then reaps the ones re-parented to Toolshed. Returns how many processes outside the
     /// group were killed (escapees). Safe to call more than once.

@@ -466,3 +466,67 @@ async fn inherited_descriptors_do_not_reach_the_command() {
     }
     drop(file);
 }
+
+/// Host processes whose command line holds `needle` (found from outside, in the host's /proc).
+fn host_processes_with(needle: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().filter(|n| n.parse::<u32>().is_ok()) else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            s.rsplit_once(')')
+                .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+        });
+        if text.contains(needle) && !zombie {
+            out.push(format!("{pid}: {text}"));
+        }
+    }
+    out
+}
+
+/// A run in the view that ends by itself ends the rest with it: escapees that left the group
+/// and the tree (`setsid`, a double fork, a background child) are gone when the call returns,
+/// with and without the pids cgroup — the kernel ends the PID namespace with its init, so no
+/// /proc search is needed to find them. Their twins: the same escapees, found by the search,
+/// when the run is cut by its deadline.
+#[tokio::test]
+async fn escapees_end_with_the_view() {
+    if !kernel_has_user_namespaces() {
+        return;
+    }
+    for (cgroup, deadline) in [(false, false), (true, false), (false, true), (true, true)] {
+        let fx = Fixture::new();
+        let needle = format!("3{}", 100 + u32::from(cgroup) * 10 + u32::from(deadline));
+        let script = format!(
+            "setsid sh -c ': > a; exec sleep {needle}' & (setsid sh -c ': > b; exec sleep {needle}' &); \
+             sh -c ': > c; exec sleep {needle}' & \
+             while [ ! -e a ] || [ ! -e b ] || [ ! -e c ]; do sleep 0.01; done; echo started{}",
+            if deadline { "; sleep 60" } else { "" }
+        );
+        let mut spec = ProcessSpec::new("bash", &fx.root).arg("-c").arg(&script);
+        spec.timeout = Duration::from_secs(if deadline { 2 } else { 20 });
+        spec.sandbox = Some(view(&fx));
+        spec.max_processes = Some(64);
+        spec.pids_cgroup = cgroup;
+        let started = std::time::Instant::now();
+        let out = run(spec, &fx.ctx(Policy::full(), Limits::default()))
+            .await
+            .expect("the sandboxed command starts");
+        assert!(out.output.contains("started"), "cgroup={cgroup}: {out:?}");
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "cgroup={cgroup} deadline={deadline}: the run waited for its escapees"
+        );
+        let left = host_processes_with(&format!("sleep {needle}"));
+        assert!(
+            left.is_empty(),
+            "cgroup={cgroup} deadline={deadline}: escapees outlived the run: {left:?}"
+        );
+    }
+}
