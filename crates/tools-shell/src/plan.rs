@@ -19,7 +19,6 @@ use crate::analyze::{Analysis, Reach, TargetKind, analyze};
 #[derive(Debug)]
 pub(crate) struct Plan {
     pub(crate) analysis: Analysis,
-    pub(crate) accesses: Vec<Access>,
     /// The working directory on disk.
     pub(crate) cwd: PathBuf,
     /// The sandbox the command runs in.
@@ -107,14 +106,15 @@ fn quarantine(path: &std::path::Path, what: &str) -> String {
 }
 
 impl Guard {
-    fn new(protected: &[PathBuf], roots: &[PathBuf], repos_allowed: bool) -> Guard {
+    /// `roots`: each writable root with the nested repositories found below it now.
+    fn new(
+        protected: &[PathBuf],
+        roots: Vec<(PathBuf, Vec<PathBuf>)>,
+        repos_allowed: bool,
+    ) -> Guard {
         Guard {
             paths: protected.iter().map(|p| (p.clone(), identity(p))).collect(),
-            roots: if repos_allowed {
-                Vec::new()
-            } else {
-                roots.iter().map(|r| (r.clone(), nested_git(r))).collect()
-            },
+            roots: if repos_allowed { Vec::new() } else { roots },
         }
     }
 
@@ -466,13 +466,22 @@ pub(crate) fn kernel_sandbox() -> &'static SandboxStatus {
     PROBE.get_or_init(probe_sandbox)
 }
 
-/// Analyses `command` run in `cwd` (relative to the workspace) and lists its accesses.
-pub(crate) fn plan(
+/// What the policy judges a command by: its analysis, its accesses, and where it runs.
+pub(crate) struct Judged {
+    pub(crate) analysis: Analysis,
+    pub(crate) accesses: Vec<Access>,
+    /// The working directory on disk.
+    pub(crate) cwd: PathBuf,
+}
+
+/// Analyses `command` run in `cwd` (relative to the workspace) and lists its accesses: what the
+/// policy needs, without the walks of the workspace that only the sandbox needs.
+pub(crate) fn judge(
     ctx: &ToolContext,
     config: &Config,
     command: &str,
     cwd: Option<&str>,
-) -> Result<Plan, ToolError> {
+) -> Result<Judged, ToolError> {
     let Some(_root) = ctx.workspace.local_root() else {
         return Err(ToolError::Failed(
             "The shell needs a workspace on the local disk, and this one is virtual; use the file tools instead.".into(),
@@ -580,7 +589,27 @@ pub(crate) fn plan(
             opaque,
         },
     );
+    Ok(Judged {
+        analysis,
+        accesses,
+        cwd: cwd_path,
+    })
+}
 
+/// The whole plan of a command about to run: [`judge`], and the sandbox it runs in, made from
+/// the workspace as it is now (its nested repositories, the paths the rules cover), so that
+/// nothing changed between the policy's decision and the start is missed.
+pub(crate) fn plan(
+    ctx: &ToolContext,
+    config: &Config,
+    command: &str,
+    cwd: Option<&str>,
+) -> Result<Plan, ToolError> {
+    let Judged {
+        analysis,
+        cwd: cwd_path,
+        ..
+    } = judge(ctx, config, command, cwd)?;
     let dirs = |writable: bool| -> Vec<PathBuf> {
         ctx.workspace
             .roots()
@@ -605,6 +634,16 @@ pub(crate) fn plan(
     // nothing, so there `.git` stays read-only unless the user allowed git internals.
     let git_allowed = writes_git(&analysis)
         && (ctx.policy.autonomy == Autonomy::Supervised || ctx.policy.allow_git_internals);
+    // Each root's nested repositories, walked once for the mounts, the guard and the masks.
+    let mut nested: Vec<(PathBuf, Vec<PathBuf>)> = Vec::new();
+    let mut nested_in = |root: &PathBuf| -> Vec<PathBuf> {
+        if let Some((_, found)) = nested.iter().find(|(r, _)| r == root) {
+            return found.clone();
+        }
+        let found = nested_git(root);
+        nested.push((root.clone(), found.clone()));
+        found
+    };
     for root in &writable {
         let names = PROTECTED
             .iter()
@@ -615,7 +654,7 @@ pub(crate) fn plan(
         sandbox.protected.extend(names.map(|n| root.join(n)));
         // Repositories inside the workspace (`vendor/lib/.git`, a submodule's `.git` file) run
         // their own hooks and config when the user's git next enters them.
-        sandbox.protected.extend(nested_git(root));
+        sandbox.protected.extend(nested_in(root));
         // What the user's rules keep from every tool by access kind holds in the view too: a
         // `write(X/**)` rule that asks or refuses makes X read-only, a `read(X/**)` rule that
         // refuses hides X (a command cannot ask mid-run, and `cat X` is no way around it).
@@ -669,7 +708,7 @@ pub(crate) fn plan(
     if !ctx.policy.kind_rule_paths(false).is_empty() || !hide.is_empty() {
         for root in dirs(true).iter().chain(&dirs(false)) {
             sandbox.masked.push(root.join(".git"));
-            sandbox.masked.extend(nested_git(root));
+            sandbox.masked.extend(nested_in(root));
             let copies = git_data(root).map_err(|too_many| {
                 ToolError::Denied(format!(
                     "The shell cannot hold to the workspace's read rules here: {too_many}. Use the file tools and git tools, which apply the rules themselves, or narrow the workspace."
@@ -678,10 +717,13 @@ pub(crate) fn plan(
             sandbox.masked.extend(copies);
         }
     }
-    let guard = Guard::new(&sandbox.protected, &writable, git_allowed);
+    let guard = Guard::new(
+        &sandbox.protected,
+        writable.iter().map(|r| (r.clone(), nested_in(r))).collect(),
+        git_allowed,
+    );
     Ok(Plan {
         analysis,
-        accesses,
         cwd: cwd_path,
         sandbox,
         guard,

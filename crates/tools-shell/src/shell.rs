@@ -10,7 +10,7 @@ use tool_core::{Access, Annotations, Tool, ToolContext, ToolError, ToolOutput};
 
 use crate::Config;
 use crate::jobs::Jobs;
-use crate::plan::{Plan, plan};
+use crate::plan::{Plan, judge, plan};
 
 /// The default deadline of a foreground command.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
@@ -184,7 +184,8 @@ impl Tool for Shell {
 
     fn access(&self, ctx: &ToolContext, args: &Self::Args) -> Result<Vec<Access>, ToolError> {
         check_timeout(args.timeout_secs)?;
-        Ok(plan(ctx, &self.config, &args.command, args.cwd.as_deref())?.accesses)
+        // The sandbox is made when the call starts (`plan`), from the workspace as it is then.
+        Ok(judge(ctx, &self.config, &args.command, args.cwd.as_deref())?.accesses)
     }
 
     fn timeout(&self, args: &Self::Args) -> Option<Duration> {
