@@ -47,13 +47,14 @@ impl Tool for FindFiles {
     }
 
     fn access(&self, ctx: &ToolContext, args: &Self::Args) -> Result<Vec<Access>, ToolError> {
-        Ok(vec![Access::Read(
-            ctx.workspace.resolve(args.path.as_deref().unwrap_or("."))?,
-        )])
+        Ok(vec![Access::Read(crate::walk::base(
+            &ctx.workspace,
+            args.path.as_deref(),
+        )?)])
     }
 
     async fn call(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
-        let base = ctx.workspace.resolve(args.path.as_deref().unwrap_or("."))?;
+        let base = crate::walk::base(&ctx.workspace, args.path.as_deref())?;
         let glob = GlobFilter::new(&args.pattern, "/pattern")?;
         let ws = ctx.workspace.clone();
         let cancel = ctx.cancel.clone();

@@ -106,13 +106,14 @@ impl Tool for Grep {
     }
 
     fn access(&self, ctx: &ToolContext, args: &Self::Args) -> Result<Vec<Access>, ToolError> {
-        Ok(vec![Access::Read(
-            ctx.workspace.resolve(args.path.as_deref().unwrap_or("."))?,
-        )])
+        Ok(vec![Access::Read(crate::walk::base(
+            &ctx.workspace,
+            args.path.as_deref(),
+        )?)])
     }
 
     async fn call(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
-        let base = ctx.workspace.resolve(args.path.as_deref().unwrap_or("."))?;
+        let base = crate::walk::base(&ctx.workspace, args.path.as_deref())?;
         let context = args.context.unwrap_or(0);
         if context > MAX_CONTEXT {
             return Err(ToolError::invalid(

@@ -51,13 +51,14 @@ impl Tool for ListDir {
     }
 
     fn access(&self, ctx: &ToolContext, args: &Self::Args) -> Result<Vec<Access>, ToolError> {
-        Ok(vec![Access::Read(
-            ctx.workspace.resolve(args.path.as_deref().unwrap_or("."))?,
-        )])
+        Ok(vec![Access::Read(crate::walk::base(
+            &ctx.workspace,
+            args.path.as_deref(),
+        )?)])
     }
 
     async fn call(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError> {
-        let path = ctx.workspace.resolve(args.path.as_deref().unwrap_or("."))?;
+        let path = crate::walk::base(&ctx.workspace, args.path.as_deref())?;
         let ws = ctx.workspace.clone();
         let cancel = ctx.cancel.clone();
         let policy = ctx.policy.clone();

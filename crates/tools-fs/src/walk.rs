@@ -47,6 +47,15 @@ pub(crate) struct Walk {
     pub(crate) problems: Problems,
 }
 
+/// The directory (or file) a search or listing named `input` really covers: resolved in the
+/// workspace, and followed when it is itself a symbolic link inside it. A walk lists what is
+/// under its base by the base's name, so a base `self -> .` would otherwise show
+/// `self/secrets/key` to rules written on `secrets/**` (found by an adversary).
+pub(crate) fn base(ws: &Workspace, input: Option<&str>) -> Result<WsPath, ToolError> {
+    let named = ws.resolve(input.unwrap_or("."))?;
+    Ok(ws.read_target(&named).unwrap_or(named))
+}
+
 /// Finds every regular file under `base` that `keep(rel)` accepts (`rel` is the path relative to
 /// `base`), skipping hidden, ignored and linked entries; ignore files are applied only where
 /// `gate` lets the tool read them. The result is sorted by path, component by component, so the

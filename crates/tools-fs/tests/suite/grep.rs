@@ -752,3 +752,71 @@ async fn recursive_listings_do_not_open_directories_the_rules_keep() {
     assert!(out.contains("open/visible.txt"), "{out}");
     assert!(out.contains("not listed inside"), "{out}");
 }
+
+/// Found in round 12: a search or listing whose base is a symbolic link inside the workspace
+/// (`self -> .`, `s -> secrets`) walked it by the link's name, so `self/secrets/key.txt` met no
+/// rule on `secrets/**`. The base is followed first and the walk judged where it really is.
+/// Each row is an attack beside its benign twin (a link to an open directory still works).
+#[tokio::test]
+async fn a_base_that_is_a_link_is_walked_where_it_leads() {
+    let fx = Fixture::new();
+    fx.write("secrets/key.txt", "TOPSECRET needle\n");
+    fx.write("open/notes.txt", "open needle\n");
+    std::os::unix::fs::symlink(".", fx.root.join("self")).unwrap();
+    std::os::unix::fs::symlink("secrets", fx.root.join("s")).unwrap();
+    std::os::unix::fs::symlink("open", fx.root.join("o")).unwrap();
+    let policy = Policy::supervised()
+        .rule("read(secrets/**)", tool_core::Decision::Deny)
+        .unwrap();
+    let ctx = ToolContext::new(
+        fx.ctx.workspace.clone(),
+        Arc::new(policy),
+        Arc::new(Limits::default()),
+    );
+    let rows = [
+        ("grep", json!({"pattern": "needle", "path": "self"})),
+        ("grep", json!({"pattern": "needle", "path": "s"})),
+        ("find_files", json!({"pattern": "**/*.txt", "path": "self"})),
+        ("find_files", json!({"pattern": "**/*.txt", "path": "s"})),
+        ("list_dir", json!({"path": "self", "recursive": true})),
+        ("list_dir", json!({"path": "s", "recursive": true})),
+    ];
+    for (tool, args) in rows {
+        let out = match call_on(&fx.stack, &ctx, tool, args.clone()).await {
+            Ok(out) => out.joined_text(),
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            !out.contains("TOPSECRET") && !out.contains("key.txt"),
+            "{tool} {args}: {out}"
+        );
+    }
+    for (tool, args, want) in [
+        (
+            "grep",
+            json!({"pattern": "needle", "path": "o"}),
+            "open needle",
+        ),
+        (
+            "grep",
+            json!({"pattern": "needle", "path": "self"}),
+            "open needle",
+        ),
+        (
+            "find_files",
+            json!({"pattern": "*.txt", "path": "o"}),
+            "notes.txt",
+        ),
+        (
+            "list_dir",
+            json!({"path": "o", "recursive": true}),
+            "notes.txt",
+        ),
+    ] {
+        let out = call_on(&fx.stack, &ctx, tool, args.clone())
+            .await
+            .unwrap()
+            .joined_text();
+        assert!(out.contains(want), "{tool} {args}: {out}");
+    }
+}
