@@ -245,7 +245,10 @@ async fn turn(p: &Prepared, id: &str, messages: &mut Vec<Message>, text: &str) -
     watcher.abort();
     match result {
         Ok(outcome) => {
-            println!("{}", outcome.answer.trim_end());
+            // The answer is the model's bytes: shown visibly escaped like everything else the
+            // agent prints (round 12: an OSC 52 sequence in a final answer wrote the terminal's
+            // clipboard), whether stdout is a terminal or a file a human reads later.
+            println!("{}", toolshed_cli::visible(outcome.answer.trim_end(), true));
             eprintln!(
                 "({} model call(s), {} in / {} out tokens; session {id}, resume with --resume {id})",
                 outcome.iterations, outcome.usage.input_tokens, outcome.usage.output_tokens

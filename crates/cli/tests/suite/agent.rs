@@ -685,3 +685,62 @@ async fn an_agent_without_shell_cannot_schedule_one() {
         assert_eq!(d.ws.join("src/pwned").exists(), shell);
     }
 }
+
+/// Found in round 12: the final answer went to stdout byte for byte, so a model's OSC 52
+/// sequence wrote the terminal's clipboard, and `ESC[2J` cleared the screen. It is shown
+/// visibly escaped, streamed and whole, by `run` and by `chat`; twin: plain text, new lines and
+/// tabs stay as they are.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn final_answers_are_shown_escaped() {
+    const HOSTILE: &str = "done\x1b]52;c;cHduZWQ=\x07\x1b[2J\u{202e}x\nline\ttwo";
+    const SHOWN: &str = "done\\x1b]52;c;cHduZWQ=\\x07\\x1b[2J\\u{202e}x\nline\ttwo";
+    for stream in [true, false] {
+        let d = dirs(FULL);
+        let llm = Llm::start(vec![Turn::text(HOSTILE)]).await;
+        let extra: &[&str] = if stream { &[] } else { &["--no-stream"] };
+        let run = toolshed(&d, Wire::OpenAi, &llm, extra, "hello").await;
+        assert_eq!(run.code(), Some(0), "{}", run.stderr());
+        assert_eq!(run.stdout().trim_end(), SHOWN, "stream={stream}");
+        assert!(
+            !run.stderr().contains('\x1b'),
+            "stream={stream}: {}",
+            run.stderr()
+        );
+    }
+    let d = dirs(FULL);
+    let llm = Llm::start(vec![Turn::text(HOSTILE)]).await;
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolshed"));
+    cmd.arg("--workspace")
+        .arg(&d.ws)
+        .arg("--config")
+        .arg(&d.config)
+        .args([
+            "chat",
+            "--provider",
+            "openai",
+            "--base-url",
+            &Wire::OpenAi.base_url(llm.addr),
+        ])
+        .env("TOOLSHED_DATA_DIR", &d.data)
+        .env("OPENAI_API_KEY", "sk-test-openai")
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let out = tokio::task::spawn_blocking(move || {
+        use std::io::Write;
+        let mut child = cmd.spawn().unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"hi\n/exit\n")
+            .unwrap();
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim_end(), SHOWN);
+    assert!(!out.stderr.contains(&0x1b), "{}", stderr(&out));
+}
