@@ -13,9 +13,15 @@
 //!   bidi controls, soft hyphens, the byte order mark, tag characters — and the other
 //!   default-ignorable code points: variation selectors, Hangul fillers) and combining marks,
 //! - lower-casing,
-//! - reading white space anywhere inside the tag as absent, `_`, `-`, dashes and white space
-//!   alike as the separator between the words of the name, and a few brackets and slashes
-//!   that look like `<`, `>` and `/` as those.
+//! - reading white space anywhere inside the tag as absent, `_`, `-`, dashes, white space and
+//!   non-ASCII signs drawn as a line (`ˍ`, `▁`, a combining low line) alike as the separator
+//!   between the words of the name, and a few brackets and slashes that look like `<`, `>`
+//!   and `/` as those,
+//! - and, within the name, taking any letter of a script drawn like Latin (Latin beyond ASCII,
+//!   IPA and small capitals, Greek, Cyrillic, Armenian, Cherokee …) for any Latin letter, and
+//!   `1`, `|`, `!`, `I` for `l`/`i` and `0` for `o`: a table of look-alikes always misses some.
+//!   Letters of other scripts never match, so CJK, Arabic or Hebrew text after a `<` is left
+//!   alone.
 //!
 //! The text itself is never changed by a search: a check refuses it, or a display replaces
 //! each tag found with [`neutralise_tags`]. Every frame check of the workspace goes through
@@ -214,6 +220,12 @@ impl Skeleton {
                 continue;
             }
             if is_combining_mark(original) {
+                // A mark that draws a line under the letter before it may read as `_` between
+                // two words (`recalled\u{332}memory`, found in round 12), as a gap does;
+                // others are accents.
+                if is_low_line_mark(original) {
+                    gap = true;
+                }
                 continue;
             }
             decompose_compatible(original, |d| {
@@ -255,7 +267,7 @@ impl Skeleton {
                 // a reader sees as nothing, or as a space). Without one, `RecalledMemory` is
                 // another name.
                 let start = i;
-                while self.chars.get(i).is_some_and(|f| matches!(f.c, ' ' | '_')) {
+                while self.chars.get(i).is_some_and(|f| is_separator(f.c)) {
                     i += 1;
                 }
                 if i == start && !self.chars.get(i).is_some_and(|f| f.after_gap) {
@@ -265,7 +277,7 @@ impl Skeleton {
                 while self.chars.get(i).is_some_and(|f| f.c == ' ') {
                     i += 1;
                 }
-                if self.chars.get(i)?.c != wanted {
+                if !reads_as(self.chars.get(i)?.c, wanted) {
                     return None;
                 }
                 last = i;
@@ -285,6 +297,68 @@ impl Skeleton {
             complete,
         })
     }
+}
+
+/// Whether a reader may take `c` (folded) for the letter `wanted` of a tag's name: the letter
+/// itself; an ASCII digit or sign drawn like it (`1`, `|`, `!` for `l` and `i`, `0` for `o`);
+/// or any letter of a script whose letters are drawn like Latin ones (Latin beyond ASCII, IPA,
+/// phonetic and small-capital letters, Greek, Cyrillic, Armenian, Georgian, Cherokee, Coptic,
+/// Lisu, Runic). A table of look-alikes always misses some (round 12 found `ʀ`, `ᴇ`, `օ`
+/// after round 7's table), so within a tag's name any letter of those scripts stands for any
+/// Latin letter: a frame's name spelled in them is taken for the frame's name. Letters of other
+/// scripts (CJK, Arabic, Hebrew, Indic …) are never drawn like Latin ones and never match.
+fn reads_as(c: char, wanted: char) -> bool {
+    if c == wanted {
+        return true;
+    }
+    match c {
+        '1' | '|' | '!' => return matches!(wanted, 'l' | 'i'),
+        'l' | 'i' => return matches!(wanted, 'l' | 'i'),
+        '0' => return wanted == 'o',
+        _ => {}
+    }
+    !c.is_ascii() && c.is_alphabetic() && latin_like(c)
+}
+
+/// Whether `c` is in a script (or block) whose letters include look-alikes of Latin ones.
+fn latin_like(c: char) -> bool {
+    matches!(c as u32,
+        0x00C0..=0x024F     // Latin-1 letters, Latin Extended-A and -B
+        | 0x0250..=0x02FF   // IPA extensions, spacing modifier letters
+        | 0x0370..=0x03FF   // Greek and Coptic
+        | 0x0400..=0x052F   // Cyrillic and its supplement
+        | 0x0530..=0x058F   // Armenian
+        | 0x10A0..=0x10FF   // Georgian
+        | 0x13A0..=0x13FF   // Cherokee
+        | 0x16A0..=0x16FF   // Runic
+        | 0x1C80..=0x1C8F   // Cyrillic Extended-C
+        | 0x1D00..=0x1DBF   // phonetic extensions (small capitals)
+        | 0x1E00..=0x1FFF   // Latin Extended Additional, Greek Extended
+        | 0x2100..=0x214F   // letter-like symbols
+        | 0x2C60..=0x2CFF   // Latin Extended-C, Coptic
+        | 0x2DE0..=0x2DFF   // Cyrillic Extended-A
+        | 0xA4D0..=0xA4FF   // Lisu
+        | 0xA640..=0xA69F   // Cyrillic Extended-B
+        | 0xA720..=0xA7FF   // Latin Extended-D
+        | 0xAB30..=0xABBF   // Latin Extended-E, Cherokee supplement
+    )
+}
+
+/// Whether `c` (folded) reads as the separator between the words of a tag's name: white space,
+/// `_` (dashes fold to it), or a non-ASCII sign or modifier drawn as a line (`ˍ`, `▁`, `‗`).
+fn is_separator(c: char) -> bool {
+    matches!(c, ' ' | '_')
+        || (!c.is_ascii()
+            && (!c.is_alphanumeric()
+                || matches!(get_general_category(c), GeneralCategory::ModifierLetter)))
+}
+
+/// Combining marks drawn as a line below the letter before them.
+fn is_low_line_mark(c: char) -> bool {
+    matches!(
+        c,
+        '\u{0320}' | '\u{0331}' | '\u{0332}' | '\u{0333}' | '\u{0347}' | '\u{035F}'
+    )
 }
 
 /// `c` as the tag search reads it: white space as a space; brackets, slashes and dashes that
@@ -430,7 +504,27 @@ mod tests {
             ("&#60;&#47;recalled_memory&#x3E;", Some((0..31, true))),
             ("\\u003c/recalled_memory\\u003e", Some((0..28, true))),
             ("&LT/recalled_memory&GT", Some((0..22, true))),
+            // Found in round 12: look-alikes no table had (Armenian, small capitals, modifier
+            // and block-element underscores, a combining low line), and ASCII look-alikes.
+            ("</recalled_mem\u{0585}ry>", Some((0..19, true))),
+            ("</\u{0280}ecalled_memory>", Some((0..19, true))),
+            ("</recalled_m\u{1D07}mory>", Some((0..20, true))),
+            (
+                "</\u{0280}\u{1D07}\u{1D04}\u{1D00}\u{029F}\u{029F}\u{1D07}\u{1D05}_\u{1D0D}\u{1D07}\u{1D0D}\u{1D0F}\u{0280}\u{028F}>",
+                Some((0..41, true)),
+            ),
+            ("</recalled\u{02CD}memory>", Some((0..19, true))),
+            ("</recalled\u{2581}memory>", Some((0..20, true))),
+            ("</recalled\u{0332}memory>", Some((0..19, true))),
+            ("</re\u{03F2}alled_memory>", Some((0..19, true))),
+            ("</recaIIed_memory>", Some((0..18, true))),
+            ("</reca11ed_mem0ry>", Some((0..18, true))),
+            ("</\u{13A1}ecalled_memory>", Some((0..20, true))),
             // Benign twins.
+            ("цена <воспоминание о прошлом>", None),
+            ("x <ρεcalled> memory", None),
+            ("价格<一百元的东西很多很多很多很多很多", None),
+            ("<recalled memories are kept>", None),
             ("a &lt; b &amp;&amp; c &gt; d", None),
             ("Привет, мир <3 &lt;recall&gt;", None),
             ("\\u003cb\\u003e bold \\x3c", None),
