@@ -34,6 +34,81 @@ pub(crate) fn run(s: &Session) -> Result<Done, ToolError> {
         }
     }
 
+    // Staging reads a file into the object store, where a commit keeps it and a push sends
+    // it: a file the policy keeps from git_operations is not staged (counted, not named, as
+    // grep does), however wide the path that took it in (round 12: `add ["."]` staged
+    // `secrets/key.txt` under `read(secrets/**)` = deny). When the paths hold such a file, the
+    // files to stage are listed first and staged one by one by name.
+    let skipped = match readable_files(s)? {
+        Readable::All => {
+            stage_paths(s, &mut index)?;
+            Vec::new()
+        }
+        Readable::Some { readable, skipped } => {
+            // libgit2's path callbacks are not safe to use here (git2 reads a matched pathspec
+            // that libgit2 leaves null without one), so each file is staged by name.
+            for (path, deleted) in &readable {
+                let rel = std::path::Path::new(path);
+                let result = if *deleted {
+                    index.remove_path(rel)
+                } else {
+                    index.add_path(rel)
+                };
+                result.map_err(|e| git_error(e, "stage the files"))?;
+            }
+            skipped
+        }
+    };
+    index.write().map_err(|e| git_error(e, "write the index"))?;
+
+    // Report what is now staged under the paths.
+    let mut opts = StatusOptions::new();
+    opts.include_untracked(false)
+        .renames_head_to_index(true)
+        .disable_pathspec_match(true);
+    for spec in &s.specs {
+        opts.pathspec(spec);
+    }
+    let statuses = repo
+        .statuses(Some(&mut opts))
+        .map_err(|e| git_error(e, "read the status"))?;
+    let staged_mask = Status::INDEX_NEW
+        | Status::INDEX_MODIFIED
+        | Status::INDEX_DELETED
+        | Status::INDEX_RENAMED
+        | Status::INDEX_TYPECHANGE;
+    let mut lines = Vec::new();
+    let mut staged = Vec::new();
+    for entry in statuses.iter() {
+        let st = entry.status();
+        if !st.intersects(staged_mask) {
+            continue;
+        }
+        let (x, _) = codes(st);
+        let path = String::from_utf8_lossy(entry.path_bytes()).into_owned();
+        lines.push(format!("{x}  {path}"));
+        staged.push(json!({"path": path, "index": x.to_string()}));
+    }
+    let withheld = withheld_note(s, &skipped);
+    let text = if lines.is_empty() {
+        format!("Nothing new to stage: the given paths have no changes against HEAD.\n{withheld}")
+    } else {
+        format!(
+            "Staged under the given paths ({} path{}):\n{}\n{withheld}Commit with operation `commit` and a message.\n",
+            lines.len(),
+            if lines.len() == 1 { "" } else { "s" },
+            lines.join("\n")
+        )
+    };
+    Ok(Done::new(
+        text,
+        json!({"staged": staged}),
+        "the list of staged files was too long; run status with paths to see parts of it",
+    ))
+}
+
+/// Stages every new, changed and deleted file under the call's paths, as `git add` does.
+fn stage_paths(s: &Session, index: &mut git2::Index) -> Result<(), ToolError> {
     // New and changed files. Paths are literal (no glob matching); explicitly named ignored
     // files are an error, as with `git add`.
     index
@@ -67,49 +142,80 @@ pub(crate) fn run(s: &Session) -> Result<Done, ToolError> {
     index
         .update_all(std::iter::empty::<&str>(), Some(&mut only_ours))
         .map_err(|e| git_error(e, "stage the deletions"))?;
-    index.write().map_err(|e| git_error(e, "write the index"))?;
+    Ok(())
+}
 
-    // Report what is now staged under the paths.
+/// Whether every changed file under the call's paths may be read.
+enum Readable {
+    All,
+    /// Some may not: the changed files that may (and whether each was deleted), and those
+    /// left out.
+    Some {
+        readable: Vec<(String, bool)>,
+        skipped: Vec<String>,
+    },
+}
+
+/// Sorts the changed files under the call's paths by whether the policy lets git_operations
+/// read them.
+fn readable_files(s: &Session) -> Result<Readable, ToolError> {
     let mut opts = StatusOptions::new();
-    opts.include_untracked(false)
-        .renames_head_to_index(true)
+    opts.include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .include_ignored(false)
         .disable_pathspec_match(true);
     for spec in &s.specs {
         opts.pathspec(spec);
     }
-    let statuses = repo
+    let statuses = s
+        .repo
         .statuses(Some(&mut opts))
         .map_err(|e| git_error(e, "read the status"))?;
-    let staged_mask = Status::INDEX_NEW
-        | Status::INDEX_MODIFIED
-        | Status::INDEX_DELETED
-        | Status::INDEX_RENAMED
-        | Status::INDEX_TYPECHANGE;
-    let mut lines = Vec::new();
-    let mut staged = Vec::new();
+    let worktree = Status::WT_NEW
+        | Status::WT_MODIFIED
+        | Status::WT_DELETED
+        | Status::WT_RENAMED
+        | Status::WT_TYPECHANGE;
+    let mut readable = Vec::new();
+    let mut skipped = Vec::new();
     for entry in statuses.iter() {
-        let st = entry.status();
-        if !st.intersects(staged_mask) {
+        if !entry.status().intersects(worktree) {
             continue;
         }
-        let (x, _) = codes(st);
         let path = String::from_utf8_lossy(entry.path_bytes()).into_owned();
-        lines.push(format!("{x}  {path}"));
-        staged.push(json!({"path": path, "index": x.to_string()}));
+        if s.readable(&path) {
+            readable.push((path, entry.status().contains(Status::WT_DELETED)));
+        } else {
+            skipped.push(path);
+        }
     }
-    let text = if lines.is_empty() {
-        "Nothing new to stage: the given paths have no changes against HEAD.\n".to_string()
+    if skipped.is_empty() {
+        Ok(Readable::All)
     } else {
-        format!(
-            "Staged under the given paths ({} path{}):\n{}\nCommit with operation `commit` and a message.\n",
-            lines.len(),
-            if lines.len() == 1 { "" } else { "s" },
-            lines.join("\n")
-        )
+        Ok(Readable::Some { readable, skipped })
+    }
+}
+
+/// A line saying how many files were left out and which rule kept them; empty when none.
+fn withheld_note(s: &Session, skipped: &[String]) -> String {
+    let Some(first) = skipped.first() else {
+        return String::new();
     };
-    Ok(Done::new(
-        text,
-        json!({"staged": staged}),
-        "the list of staged files was too long; run status with paths to see parts of it",
-    ))
+    // The reason, not the names: a rule that keeps a file from reading may mean its name too.
+    let mut path = s.root.clone();
+    for part in first.split('/') {
+        if let Ok(p) = path.join(part) {
+            path = p;
+        }
+    }
+    let reason = s
+        .policy
+        .decide("git_operations", &[tool_core::Access::Read(path)])
+        .reason;
+    format!(
+        "[{} file{} not staged: the policy keeps {} from git_operations ({reason})]\n",
+        skipped.len(),
+        if skipped.len() == 1 { "" } else { "s" },
+        if skipped.len() == 1 { "it" } else { "them" },
+    )
 }

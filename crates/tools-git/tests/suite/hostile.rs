@@ -701,3 +701,59 @@ async fn blame_and_log_meet_the_read_rules_of_the_files_they_name() {
         }
     }
 }
+
+/// Found in round 12: with `read(secrets/**)` = deny, `add ["."]` staged `secrets/key.txt`
+/// into the object store (from where a commit and a push would carry it away), though `add
+/// ["secrets"]` was refused. A wide add skips, and counts without naming, the files the policy
+/// keeps from git_operations, new or changed; twins: the other files are staged, and without
+/// the rule everything is.
+#[tokio::test]
+async fn add_skips_files_the_read_rules_keep() {
+    use tool_core::{Limits, Policy, ToolContext, Workspace};
+    for ruled in [true, false] {
+        let f = Fixture::repo();
+        f.write("secrets/old.txt", "OLD\n");
+        f.write("src/a.txt", "open line\n");
+        f.git(&["add", "."]);
+        f.git(&["commit", "-q", "-m", "first"]);
+        f.write("secrets/old.txt", "CHANGED-SECRET\n");
+        f.write("secrets/key.txt", "NEW-SECRET\n");
+        f.write("src/b.txt", "another\n");
+        // A deletion not yet staged: it is staged too.
+        f.git(&["rm", "-q", "src/a.txt"]);
+        f.git(&["reset", "-q"]);
+        let mut policy = Policy::supervised();
+        if ruled {
+            policy = policy
+                .rule("read(secrets/**)", tool_core::Decision::Deny)
+                .unwrap();
+        }
+        let ctx = ToolContext::new(
+            Workspace::local(f.root()).unwrap(),
+            std::sync::Arc::new(policy),
+            std::sync::Arc::new(Limits::default()),
+        );
+        for paths in [r#"["."]"#, r#"["secrets/../."]"#] {
+            let args = format!(r#"{{"operation":"add","paths":{paths}}}"#);
+            let out = super::stack()
+                .call_json("git_operations", &args, ctx.for_call())
+                .await
+                .unwrap()
+                .joined_text();
+            let staged = f.git(&["diff", "--cached", "--name-only"]);
+            assert!(staged.contains("src/b.txt"), "{args}: {staged}");
+            assert!(staged.contains("src/a.txt"), "{args}: {staged}");
+            if ruled {
+                assert!(!staged.contains("secrets/"), "{args}: {staged}\n{out}");
+                assert!(out.contains("2 files not staged"), "{args}: {out}");
+                assert!(
+                    !out.contains("key.txt") && !out.contains("old.txt"),
+                    "{out}"
+                );
+            } else {
+                assert!(staged.contains("secrets/key.txt"), "{args}: {staged}");
+                assert!(staged.contains("secrets/old.txt"), "{args}: {staged}");
+            }
+        }
+    }
+}
