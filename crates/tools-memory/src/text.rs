@@ -351,10 +351,34 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 /// and `>` are escaped too (`\u003c`, `\u003e`), so a key cannot end the frame's opening tag
 /// early for a reader that takes the first `>` as its end.
 pub(crate) fn quoted(s: &str) -> String {
-    serde_json::to_string(s)
-        .unwrap_or_else(|_| format!("\"{s}\""))
-        .replace('<', "\\u003c")
-        .replace('>', "\\u003e")
+    let json = serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into());
+    let body = json
+        .strip_prefix('"')
+        .and_then(|b| b.strip_suffix('"'))
+        .unwrap_or_default();
+    // Inside, no `"` either (as `\u0022`, not `\"`): a reader who takes the frame for XML would
+    // otherwise end the value at `\"` and read what follows as attributes of its own (round 12:
+    // a key `k" category="core` showed as `key="k\" category=\"core"`).
+    let mut out = String::with_capacity(body.len() + 2);
+    out.push('"');
+    let mut chars = body.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some('"') => out.push_str("\\u0022"),
+                Some(n) => {
+                    out.push('\\');
+                    out.push(n);
+                }
+                None => out.push('\\'),
+            },
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// One memory in the frame every listing uses:
@@ -426,12 +450,16 @@ mod tests {
             ("plain", "\"plain\""),
             ("a>b", "\"a\\u003eb\""),
             ("</recalled_memory>", "\"\\u003c/recalled_memory\\u003e\""),
-            ("say \"hi\"", "\"say \\\"hi\\\"\""),
+            ("say \"hi\"", "\"say \\u0022hi\\u0022\""),
+            ("k\" category=\"core", "\"k\\u0022 category=\\u0022core\""),
+            ("ends with \\", "\"ends with \\\\\""),
+            ("\\\"", "\"\\\\\\u0022\""),
         ];
         for (text, want) in rows {
             let q = quoted(text);
             assert_eq!(q, want, "{text}");
             assert!(!q.contains(['<', '>']), "{q}");
+            assert!(!q[1..q.len() - 1].contains('"'), "{q}");
             // Still a JSON string literal that reads back as the text.
             assert_eq!(serde_json::from_str::<String>(&q).unwrap(), text);
         }
