@@ -573,9 +573,22 @@ fn report(result: Result<ToolOutput, ToolError>, json: bool) -> ExitCode {
             ExitCode::SUCCESS
         }
         (Ok(out), false) => {
+            // On a terminal the tool's text is shown with control characters and escape
+            // sequences visibly escaped, as `ls` shows names: a file or a command's output must
+            // not redraw the screen or write the clipboard (round 12). Piped, the bytes are the
+            // output and stay as they are.
+            let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
             let mut stdout = std::io::stdout().lock();
             for part in &out.content {
                 let _ = match part {
+                    Content::Text { text } if terminal => {
+                        let text = toolshed_cli::visible(text, true);
+                        if text.ends_with('\n') {
+                            write!(stdout, "{text}")
+                        } else {
+                            writeln!(stdout, "{text}")
+                        }
+                    }
                     Content::Text { text } => {
                         if text.ends_with('\n') {
                             write!(stdout, "{text}")
@@ -601,7 +614,11 @@ fn report(result: Result<ToolOutput, ToolError>, json: bool) -> ExitCode {
             ExitCode::from(1)
         }
         (Err(e), false) => {
-            eprintln!("error ({}): {e}", e.kind());
+            eprintln!(
+                "error ({}): {}",
+                e.kind(),
+                toolshed_cli::visible(&e.to_string(), true)
+            );
             ExitCode::from(1)
         }
     }

@@ -24,3 +24,56 @@ fn control_and_invisible_characters_are_shown_escaped() {
         assert_eq!(visible(input, *newlines), *shown, "{input:?}");
     }
 }
+
+/// Found in round 12: `toolshed call` printed a tool's text to the terminal byte for byte, so
+/// a file holding `ESC[2J` or an OSC 52 sequence cleared the screen or wrote the clipboard when
+/// read. On a terminal (a pseudo-terminal here, through Python's `pty`) the text is shown
+/// escaped; twin: piped, the bytes stay as they are.
+#[test]
+fn call_output_is_escaped_on_a_terminal_and_raw_in_a_pipe() {
+    const DRIVER: &str = r#"
+import os, pty, sys
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+seen = b""
+while True:
+    try:
+        chunk = os.read(fd, 4096)
+    except OSError:
+        break
+    if not chunk:
+        break
+    seen += chunk
+os.waitpid(pid, 0)
+sys.stdout.write(seen.decode("utf-8", "replace"))
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("evil.txt"),
+        "before\x1b[2J\x1b]52;c;cHduZWQ=\x07after\n",
+    )
+    .unwrap();
+    let args = [
+        "--workspace",
+        dir.path().to_str().unwrap(),
+        "call",
+        "file_read",
+        r#"{"path": "evil.txt"}"#,
+    ];
+    let out = std::process::Command::new("python3")
+        .args(["-c", DRIVER, env!("CARGO_BIN_EXE_toolshed")])
+        .args(args)
+        .env("XDG_CONFIG_HOME", dir.path().join(".no-user-config"))
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("python3 runs");
+    let screen = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        screen.contains("before\\x1b[2J\\x1b]52;c;cHduZWQ=\\x07after"),
+        "{screen}"
+    );
+    assert!(!screen.contains('\x1b'), "{screen:?}");
+    let piped = super::toolshed_raw(dir.path(), &args, None);
+    assert!(super::stdout(&piped).contains("before\x1b[2J\x1b]52;c;cHduZWQ=\x07after"));
+}
