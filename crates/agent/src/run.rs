@@ -647,7 +647,10 @@ fn recalled_contents(output: &str) -> Vec<String> {
                     .map(|at| tag.range.end + at + 1);
             }
             (true, Some(start)) if start <= tag.range.start => {
-                let content = tool_core::frame::fold(&output[start..tag.range.start]);
+                // Each line of the body carries the frame's mark (`│ `), which the memory did
+                // not hold.
+                let body = tool_core::frame::unmark_lines(&output[start..tag.range.start]);
+                let content = tool_core::frame::fold(&body);
                 if !content.is_empty() {
                     found.push(content);
                 }
@@ -674,6 +677,12 @@ mod tests {
                 "no cake > pie."
             ]
         );
+        // As tools-memory shows them: every line of the body marked.
+        let marked = format!(
+            "<recalled_memory key=\"a\">\n{}</recalled_memory>",
+            tool_core::frame::mark_lines("The user\nlikes tea.")
+        );
+        assert_eq!(recalled_contents(&marked), ["the user likes tea."]);
         assert_eq!(
             canonical(r#"{"b":1, "a":2}"#),
             canonical(r#"{"a":2,"b":1}"#)

@@ -234,7 +234,7 @@ async fn turn(p: &Prepared, id: &str, messages: &mut Vec<Message>, text: &str) -
     let persist = |m: &Message| store.append(id, m);
     let user = Message::user(text);
     if let Err(e) = persist(&user) {
-        eprintln!("error: {e}");
+        eprintln!("error: {}", toolshed_cli::visible(&e.to_string(), true));
         return ExitCode::from(1);
     }
     messages.push(user);
@@ -260,7 +260,7 @@ async fn turn(p: &Prepared, id: &str, messages: &mut Vec<Message>, text: &str) -
             ExitCode::from(130)
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", toolshed_cli::visible(&e.to_string(), true));
             ExitCode::from(1)
         }
     }
@@ -353,7 +353,11 @@ pub(crate) fn sessions(config: &Config) -> Result<ExitCode> {
     for s in list {
         println!(
             "{:6} {:10} {:24} {:4} msgs  {}",
-            s.id, s.agent, s.model, s.messages, s.title
+            s.id,
+            s.agent,
+            toolshed_cli::visible(&s.model, false),
+            s.messages,
+            toolshed_cli::visible(&s.title, false)
         );
     }
     Ok(ExitCode::SUCCESS)

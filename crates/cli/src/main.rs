@@ -197,7 +197,9 @@ fn main() -> ExitCode {
     match runtime.block_on(run(cli)) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // A message may quote what a model or a workspace wrote (a provider's error, a key
+            // of the workspace's toolshed.toml): shown escaped (round 13).
+            eprintln!("error: {}", toolshed_cli::visible(&format!("{e:#}"), true));
             ExitCode::from(2)
         }
     }
@@ -352,7 +354,7 @@ async fn run(cli: Cli) -> Result<ExitCode> {
 fn load_config(source: &Source, workspace_dir: &Path) -> Result<Config> {
     let loaded = Config::load(source, workspace_dir)?;
     if let Some(warning) = loaded.warning() {
-        eprintln!("{warning}");
+        eprintln!("{}", toolshed_cli::visible(&warning.to_string(), true));
     }
     Ok(loaded.config)
 }

@@ -129,6 +129,65 @@ pub fn neutralise_tags<'a>(text: &'a str, name: &str) -> Cow<'a, str> {
     Cow::Owned(out)
 }
 
+/// The mark every line of untrusted text starts with inside a frame.
+pub const LINE_MARK: char = '│';
+
+/// `content` with every line marked by [`LINE_MARK`] and a space, as a mail quotes: a frame
+/// whose body is marked ends only at a line without the mark, so no spelling of a closing tag
+/// in the content can end it, whether or not [`find_tags`] knows the spelling (round 13 found
+/// a hundred look-alikes more than any table holds). Every character that starts a line
+/// (`\r`, vertical tab, form feed, NEL, the line and paragraph separators) starts a marked
+/// one here; the result ends with a line break.
+///
+/// ```
+/// use tool_core::frame::{mark_lines, unmark_lines};
+///
+/// assert_eq!(mark_lines("a\r\nb\u{2028}\nc"), "│ a\n│ b\n│\n│ c\n");
+/// assert_eq!(unmark_lines("│ a\n│ b\n│\n│ c\n"), "a\nb\n\nc\n");
+/// ```
+pub fn mark_lines(content: &str) -> String {
+    let mut out = String::with_capacity(content.len() + 16);
+    let mut line = String::new();
+    let push = |line: &mut String, out: &mut String| {
+        out.push(LINE_MARK);
+        if !line.is_empty() {
+            out.push(' ');
+            out.push_str(line);
+        }
+        out.push('\n');
+        line.clear();
+    };
+    let mut chars = content.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' => {
+                if chars.peek() == Some(&'\n') {
+                    chars.next();
+                }
+                push(&mut line, &mut out);
+            }
+            '\n' | '\u{0B}' | '\u{0C}' | '\u{85}' | '\u{2028}' | '\u{2029}' => {
+                push(&mut line, &mut out);
+            }
+            c => line.push(c),
+        }
+    }
+    if !line.is_empty() || out.is_empty() {
+        push(&mut line, &mut out);
+    }
+    out
+}
+
+/// `marked` without the marks [`mark_lines`] put at the start of its lines.
+pub fn unmark_lines(marked: &str) -> String {
+    let mut out = String::with_capacity(marked.len());
+    for line in marked.split_inclusive('\n') {
+        let rest = line.strip_prefix(LINE_MARK).unwrap_or(line);
+        out.push_str(rest.strip_prefix(' ').unwrap_or(rest));
+    }
+    out
+}
+
 /// `text` in a form for comparing what two texts say: NFKC, invisible characters removed,
 /// lower case, white space runs as one space, trimmed. Two texts that differ only by width,
 /// case, zero-width or bidi characters or spacing fold to the same string; combining marks

@@ -44,6 +44,42 @@ use crate::output::Truncation;
 /// captured (head + tail) and counted.
 pub const STREAM_LIMIT: u64 = 4 * 1024 * 1024;
 
+/// `path` (a `PATH` value) without the entries a sandboxed child could write: relative or
+/// empty ones (the working directory), those beneath a writable root, and in the namespace
+/// view those beneath `$HOME`, `/tmp` and `/dev/shm`, which are private and writable there,
+/// unless a readable root (mounted read-only) holds them (`policy.readable_roots =
+/// ["~/.cargo/bin"]`). An entry is judged where it really leads when it exists (a link into
+/// the workspace is beneath it).
+pub(crate) fn unwritable_path(
+    path: &std::ffi::OsStr,
+    sandbox: &Sandbox,
+    in_view: bool,
+    home: Option<&std::path::Path>,
+) -> OsString {
+    let beneath = |entry: &std::path::Path, real: &std::path::Path, roots: &[PathBuf]| {
+        roots
+            .iter()
+            .any(|w| entry.starts_with(w) || real.starts_with(w))
+    };
+    let mut private: Vec<PathBuf> = sandbox.writable.clone();
+    if in_view {
+        private.extend(home.map(PathBuf::from));
+        private.push(PathBuf::from("/tmp"));
+        private.push(PathBuf::from("/dev/shm"));
+    }
+    let kept: Vec<PathBuf> = std::env::split_paths(path)
+        .filter(|entry| entry.is_absolute())
+        .filter(|entry| {
+            let real = std::fs::canonicalize(entry).unwrap_or_else(|_| entry.clone());
+            if beneath(entry, &real, &sandbox.writable) {
+                return false;
+            }
+            !beneath(entry, &real, &private) || beneath(entry, &real, &sandbox.readable)
+        })
+        .collect();
+    std::env::join_paths(kept).unwrap_or_default()
+}
+
 /// Environment variables a child inherits unless configured otherwise.
 pub const DEFAULT_ENV_ALLOW: &[&str] = &[
     "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR",
@@ -454,6 +490,38 @@ fn command(
     }
     if let Some(tmp) = tmpdir {
         cmd.env("TMPDIR", tmp);
+    }
+    if let (Some(sb), Some(prepared)) = (&spec.sandbox, sandbox) {
+        // A `PATH` entry the child can write lets it put any program under a name the
+        // analysis trusts (round 13: `~/.cargo/bin` is in the private, writable $HOME of the
+        // view, so `cp /usr/bin/tar ~/.cargo/bin/ls && ls -cf x` ran tar as `ls`): such
+        // entries are left out.
+        let path = spec
+            .env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| OsString::from(v))
+            .or_else(|| {
+                spec.env_allow
+                    .iter()
+                    .any(|k| k == "PATH")
+                    .then(|| std::env::var_os("PATH"))
+                    .flatten()
+            });
+        if let Some(path) = path {
+            let home = spec
+                .env
+                .iter()
+                .rev()
+                .find(|(k, _)| k == "HOME")
+                .map(|(_, v)| PathBuf::from(v))
+                .or_else(|| std::env::var_os("HOME").map(PathBuf::from));
+            cmd.env(
+                "PATH",
+                unwritable_path(&path, sb, prepared.in_view, home.as_deref()),
+            );
+        }
     }
     if let Some(p) = pids {
         // SAFETY: see `pids::Prepared::child_hook`: one write on a descriptor opened before the

@@ -385,7 +385,7 @@ pub(crate) fn quoted(s: &str) -> String {
 ///
 /// ```text
 /// <recalled_memory key="user_timezone" category="core" updated="2024-06-01T12:34:56Z">
-/// The user is in Europe/Berlin.
+/// │ The user is in Europe/Berlin.
 /// </recalled_memory>
 /// ```
 pub(crate) fn frame(memory: &Memory, extra: &[(&str, String)]) -> String {
@@ -402,11 +402,7 @@ pub(crate) fn frame(memory: &Memory, extra: &[(&str, String)]) -> String {
         out.push_str(&format!(" {name}=\"{value}\""));
     }
     out.push_str(">\n");
-    let content = for_display(&memory.content);
-    out.push_str(&content);
-    if !content.ends_with('\n') {
-        out.push('\n');
-    }
+    out.push_str(&tool_core::frame::mark_lines(&for_display(&memory.content)));
     out.push_str(&format!("</{FRAME_TAG}>"));
     out
 }

@@ -744,3 +744,22 @@ async fn final_answers_are_shown_escaped() {
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim_end(), SHOWN);
     assert!(!out.stderr.contains(&0x1b), "{}", stderr(&out));
 }
+
+/// Found in round 13: a provider's error message went to stderr byte for byte (`error: OpenAI
+/// answered 400 … ESC]52;…`). It is shown escaped; twin: the message itself is still there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn provider_errors_are_shown_escaped() {
+    let d = dirs(FULL);
+    let llm = Llm::start(vec![Step::BadRequest(
+        "bad request \x1b]52;c;ZXZpbA==\x07\x1b[2J".into(),
+    )])
+    .await;
+    let run = toolshed(&d, Wire::OpenAi, &llm, &["--no-stream"], "hello").await;
+    assert_ne!(run.code(), Some(0), "{}", run.stderr());
+    let err = run.stderr();
+    assert!(
+        err.contains("bad request \\x1b]52;c;ZXZpbA==\\x07\\x1b[2J"),
+        "{err}"
+    );
+    assert!(!err.contains('\x1b'), "{err:?}");
+}

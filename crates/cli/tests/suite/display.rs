@@ -77,3 +77,21 @@ sys.stdout.write(seen.decode("utf-8", "replace"))
     let piped = super::toolshed_raw(dir.path(), &args, None);
     assert!(super::stdout(&piped).contains("before\x1b[2J\x1b]52;c;cHduZWQ=\x07after"));
 }
+
+/// Found in round 13: the workspace's own `toolshed.toml` (which comes with a cloned
+/// repository) could put raw escape sequences on the terminal through the error naming an
+/// unknown key or a bad value. Errors are shown escaped; twin: the key is still named.
+#[test]
+fn configuration_errors_are_shown_escaped() {
+    for toml in [
+        "[policy]\n\"evil\\u001b]0;X\\u0007\\u001b[2J\" = 1\n",
+        "[policy]\nautonomy = \"evil\\u001b]0;VAL\\u0007\"\n",
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("toolshed.toml"), toml).unwrap();
+        let o = super::toolshed(dir.path(), &["tools"], None);
+        let err = super::stderr(&o);
+        assert!(err.contains("evil\\x1b]0;"), "{toml}: {err}");
+        assert!(!err.contains('\x1b'), "{toml}: {err:?}");
+    }
+}

@@ -49,6 +49,8 @@ pub(crate) enum Step {
     TooMany(u64),
     /// The stream of this turn, closed half-way (no terminator).
     Cut(Turn),
+    /// HTTP 400 with this error message.
+    BadRequest(String),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,6 +146,12 @@ async fn handle(
         .pop_front()
         .unwrap_or_else(|| Turn::text("(script exhausted)"));
     match step {
+        Step::BadRequest(message) => (
+            StatusCode::BAD_REQUEST,
+            [(header::CONTENT_TYPE, "application/json")],
+            json!({"error": {"message": message, "type": "invalid_request_error"}}).to_string(),
+        )
+            .into_response(),
         Step::TooMany(secs) => (
             StatusCode::TOO_MANY_REQUESTS,
             [(header::RETRY_AFTER, secs.to_string())],

@@ -530,3 +530,51 @@ async fn escapees_end_with_the_view() {
         );
     }
 }
+
+/// Found in round 13: the view's `$HOME` is private and writable, and the user's `PATH` began
+/// with `~/.cargo/bin`, so a command could plant a program there under a name the analysis
+/// trusts (`cp /usr/bin/tar ~/.cargo/bin/ls && ls -cf x` ran tar). Entries the child could
+/// write are left out of its `PATH` (beneath `$HOME`, `/tmp`, a writable root, relative
+/// ones); twins: system directories stay, and so does a directory under `$HOME` that is a
+/// readable root (mounted read-only).
+#[tokio::test]
+async fn path_holds_no_directory_the_command_can_write() {
+    if !kernel_has_user_namespaces() {
+        return;
+    }
+    let fx = Fixture::new();
+    let home = fx.base.join("home");
+    let tools = home.join(".tools/bin");
+    std::fs::create_dir_all(&tools).unwrap();
+    let path = format!(
+        "{h}/.cargo/bin:/tmp/bin:{ws}/bin:bin::/usr/bin:/bin:{t}",
+        h = home.display(),
+        ws = fx.root.display(),
+        t = tools.display()
+    );
+    let mut sandbox = view(&fx);
+    sandbox.readable = vec![tools.clone()];
+    let mut spec = ProcessSpec::new("bash", &fx.root)
+        .arg("-c")
+        .arg("echo \"PATH=$PATH\"");
+    spec.timeout = Duration::from_secs(20);
+    spec.sandbox = Some(sandbox);
+    spec.env = vec![
+        ("PATH".into(), path),
+        ("HOME".into(), home.display().to_string()),
+    ];
+    let out = run(spec, &fx.ctx(Policy::full(), Limits::default()))
+        .await
+        .expect("the sandboxed command starts");
+    let line = out
+        .output
+        .lines()
+        .find_map(|l| l.strip_prefix("PATH="))
+        .unwrap_or_else(|| panic!("{out:?}"))
+        .to_string();
+    assert_eq!(
+        line,
+        format!("/usr/bin:/bin:{}", tools.display()),
+        "{out:?}"
+    );
+}

@@ -83,6 +83,24 @@ const SPECIAL_INTEGERS: &[&str] = &[
     "LINES",
 ];
 
+/// Whether `c` makes a symbolic link: `ln -s` / `--symbolic` (any cluster or prefix), `cp -s` /
+/// `--symbolic-link`.
+fn makes_symlink(c: &Command) -> bool {
+    let name = c.program.rsplit('/').next().unwrap_or(&c.program);
+    let (short, long): (char, &str) = match name {
+        "ln" | "gln" => ('s', "--symbolic"),
+        "cp" | "gcp" => ('s', "--symbolic-link"),
+        _ => return false,
+    };
+    c.args.iter().take_while(|a| a.as_str() != "--").any(|a| {
+        if let Some(l) = a.strip_prefix("--") {
+            l.len() >= 2 && long[2..].starts_with(l)
+        } else {
+            a.starts_with('-') && a[1..].contains(short)
+        }
+    })
+}
+
 /// Variables bash itself keeps as numbers, which a command line may read in arithmetic without
 /// setting them (`(( EUID == 0 ))`).
 const BASH_OWN_INTEGERS: &[&str] = &[
@@ -289,6 +307,23 @@ impl Walker {
                     );
                 }
             }
+        }
+        // A symbolic link made in the line leads a later path of the line somewhere its name
+        // does not say (round 13: `ln -s config c && echo x > c/new.yaml` wrote what
+        // `write(config/*.yaml)` refuses; `ln -s /root h && cp … h/.cargo/bin/ls`). The paths
+        // are judged by name before anything runs, so a line that makes one and writes
+        // anything else asks.
+        let links = self.commands.iter().filter(|c| makes_symlink(c)).count();
+        if links > 0 && self.targets.len() > links {
+            self.push_command(
+                "ln -s",
+                &[],
+                Class::new(
+                    Risk::Medium,
+                    Reach::Unknown,
+                    "the line makes a symbolic link and writes other paths, which the link may lead elsewhere; make the link in a call of its own",
+                ),
+            );
         }
         let risk = self
             .commands

@@ -288,6 +288,14 @@ const TABLE: &[(&str, Outcome, Outcome)] = &[
     ("[[ $n -gt 1 ]]", Ask, Ask),
     ("echo $(( PATH ))", Ask, Ask),
     ("(( EUID == 0 )) && echo root", Allow, Allow),
+    // Found in round 13: a link made in the line leads a later path elsewhere.
+    ("ln -s config c && echo PWN > c/new.yaml", Ask, Ask),
+    ("ln -s /root h && mkdir -p h/.cargo/bin", Ask, Ask),
+    ("ln -sf /root h; cp /usr/bin/tar h/x", Ask, Ask),
+    ("ln --sym config c; touch c/new.yaml", Ask, Ask),
+    ("cp -s f.txt c; echo x > c", Ask, Ask),
+    ("ln -s f.txt link.txt", Ask, Allow),
+    ("ln f.txt hard.txt && echo x > log.txt", Ask, Allow),
     (
         "n=0; while (( n < 3 )); do n=$(( n + 1 )); done",
         Allow,
