@@ -75,6 +75,16 @@ pub fn find_tag(text: &str, name: &str) -> Option<Tag> {
 /// they encode and as nothing, and a tag either reading spells counts.
 pub fn find_tags(text: &str, name: &str) -> Vec<Tag> {
     let mut all = tags_in(&Skeleton::of(text, true), name);
+    // A right-to-left override shows the characters after it in reverse, so `\u{202E}>yromem_
+    // dellacer/<` displays as the closing tag (found in round 13): such text is also read
+    // backwards, brackets turned.
+    if text
+        .chars()
+        .any(|c| matches!(c, '\u{202B}' | '\u{202E}' | '\u{2067}' | '\u{200F}'))
+    {
+        all.extend(reversed_tags(text, name));
+        all.sort_by_key(|t| (t.range.start, std::cmp::Reverse(t.range.end)));
+    }
     if text
         .chars()
         .any(|c| ('\u{E0020}'..='\u{E007E}').contains(&c))
@@ -92,6 +102,59 @@ pub fn find_tags(text: &str, name: &str) -> Vec<Tag> {
         }
     }
     found
+}
+
+/// The tags `text` spells when read backwards, with its brackets as they are and turned
+/// (whether a display mirrors them depends on it), as ranges of `text`.
+fn reversed_tags(text: &str, name: &str) -> Vec<Tag> {
+    let mut out = reversed_tags_with(text, name, false);
+    out.extend(reversed_tags_with(text, name, true));
+    out
+}
+
+fn reversed_tags_with(text: &str, name: &str, turn: bool) -> Vec<Tag> {
+    let originals: Vec<(usize, char)> = text.char_indices().collect();
+    let turned = |c: char| match c {
+        '<' if turn => '>',
+        '>' if turn => '<',
+        '\u{2039}' if turn => '\u{203A}',
+        '\u{203A}' if turn => '\u{2039}',
+        c => c,
+    };
+    let reversed: String = originals.iter().rev().map(|(_, c)| turned(*c)).collect();
+    // Byte offset in `reversed` -> index of the original character.
+    let mut at_byte: Vec<(usize, usize)> = Vec::with_capacity(originals.len());
+    let mut offset = 0;
+    for (k, (_, c)) in originals.iter().rev().enumerate() {
+        at_byte.push((offset, originals.len() - 1 - k));
+        offset += turned(*c).len_utf8();
+    }
+    let original_of = |byte: usize| -> Option<usize> {
+        at_byte
+            .iter()
+            .rev()
+            .find(|(b, _)| *b <= byte)
+            .map(|(_, i)| *i)
+    };
+    let mut out = Vec::new();
+    for tag in tags_in(&Skeleton::of(&reversed, true), name) {
+        let (Some(first), Some(last)) = (
+            original_of(tag.range.start),
+            original_of(tag.range.end.saturating_sub(1)),
+        ) else {
+            continue;
+        };
+        // Reading backwards, the tag's first character is the last of the original span.
+        let (lo, hi) = (last.min(first), last.max(first));
+        let start = originals[lo].0;
+        let end = originals[hi].0 + originals[hi].1.len_utf8();
+        out.push(Tag {
+            range: start..end,
+            closing: tag.closing,
+            complete: tag.complete,
+        });
+    }
+    out
 }
 
 /// The tags a skeleton spells, in order and not overlapping.
@@ -213,6 +276,7 @@ pub fn is_invisible(c: char) -> bool {
                 | '\u{17B5}'
                 | '\u{180B}'..='\u{180F}'
                 | '\u{2065}'
+                | '\u{2800}'
                 | '\u{3164}'
                 | '\u{FE00}'..='\u{FE0F}'
                 | '\u{FFA0}'
@@ -254,6 +318,24 @@ impl Skeleton {
                 continue;
             }
             let mut range = at..at + original.len_utf8();
+            // An HTML comment (`<!---->`) renders as nothing, and a Markdown escape (`\_`) as
+            // the character it escapes (found in round 13).
+            if original == '<'
+                && text[at..].starts_with("<!--")
+                && let Some(end) = text[at + 4..].find("-->")
+            {
+                skip_to = at + 4 + end + 3;
+                gap = true;
+                continue;
+            }
+            if original == '\\'
+                && text[at + 1..]
+                    .chars()
+                    .next()
+                    .is_some_and(|n| n.is_ascii_punctuation() && n != '/' && n != '\\')
+            {
+                continue;
+            }
             // An escaped bracket or slash (`&lt;`, `&#x3c;`, `\u003c`) reads as one to a model.
             if matches!(original, '&' | '\\')
                 && let Some((c, len)) = escaped(&text[at..])
@@ -336,7 +418,13 @@ impl Skeleton {
                 while self.chars.get(i).is_some_and(|f| f.c == ' ') {
                     i += 1;
                 }
-                if !reads_as(self.chars.get(i)?.c, wanted) {
+                // `rn` is drawn like `m`.
+                if wanted == 'm'
+                    && self.chars.get(i).is_some_and(|f| f.c == 'r')
+                    && self.chars.get(i + 1).is_some_and(|f| f.c == 'n')
+                {
+                    i += 1;
+                } else if !reads_as(self.chars.get(i)?.c, wanted) {
                     return None;
                 }
                 last = i;
@@ -376,7 +464,29 @@ fn reads_as(c: char, wanted: char) -> bool {
         '0' => return wanted == 'o',
         _ => {}
     }
-    !c.is_ascii() && c.is_alphabetic() && latin_like(c)
+    if c.is_ascii() {
+        return false;
+    }
+    (c.is_alphabetic() && latin_like(c))
+        || c.is_numeric()
+        || (!c.is_whitespace() && drawn_like_letters(c))
+}
+
+/// Blocks whose signs (not only letters) include shapes drawn like Latin letters: letter-like
+/// symbols (`℮`), number forms (`ↄ`), mathematical operators (`∣`), technical symbols (APL's
+/// `⍺`), Canadian syllabics (`ᑯ`), Tifinagh (`ⵏ`, `ⵔ`), Deseret, Tai Le (`ᥱ`), Myanmar (`ဝ`),
+/// Hebrew punctuation (`׀`); all found in round 13.
+fn drawn_like_letters(c: char) -> bool {
+    matches!(c as u32,
+        0x0590..=0x05FF
+        | 0x1000..=0x109F
+        | 0x1400..=0x167F
+        | 0x1950..=0x197F
+        | 0x2100..=0x218F
+        | 0x2200..=0x23FF
+        | 0x2D30..=0x2D7F
+        | 0x10400..=0x1044F
+    )
 }
 
 /// Whether `c` is in a script (or block) whose letters include look-alikes of Latin ones.
@@ -427,10 +537,14 @@ fn look_alike(c: char) -> char {
         c if c.is_whitespace() => ' ',
         // Single angle quotation marks, CJK, mathematical and ornamental angle brackets,
         // modifier letter arrowheads, Canadian syllabics.
-        '\u{2039}' | '\u{3008}' | '\u{27E8}' | '\u{276E}' | '\u{02C2}' | '\u{1438}' => '<',
-        '\u{203A}' | '\u{3009}' | '\u{27E9}' | '\u{276F}' | '\u{02C3}' | '\u{1433}' => '>',
-        // Reverse solidus, fraction and division slashes, big solidus, box-drawing diagonal.
-        '\\' | '\u{2044}' | '\u{2215}' | '\u{29F8}' | '\u{2571}' => '/',
+        '\u{2039}' | '\u{3008}' | '\u{27E8}' | '\u{276E}' | '\u{02C2}' | '\u{1438}'
+        | '\u{276C}' | '\u{2770}' | '\u{29FC}' | '\u{27EA}' | '\u{2329}' => '<',
+        '\u{203A}' | '\u{3009}' | '\u{27E9}' | '\u{276F}' | '\u{02C3}' | '\u{1433}'
+        | '\u{276D}' | '\u{2771}' | '\u{29FD}' | '\u{27EB}' | '\u{232A}' => '>',
+        // Reverse solidus, fraction and division slashes, big solidus, box-drawing diagonal,
+        // and strokes drawn like a slash (found in round 13).
+        '\\' | '\u{2044}' | '\u{2215}' | '\u{29F8}' | '\u{2571}' | '\u{27CB}' | '\u{1735}'
+        | '\u{4E3F}' | '\u{30CE}' | '\u{FF89}' => '/',
         // Hyphen-minus, hyphens, dashes, minus sign.
         '-' | '\u{2010}'..='\u{2015}' | '\u{2212}' => '_',
         // Cyrillic, Greek and Latin letters that look like Latin ones (lower case; the text
@@ -579,7 +693,32 @@ mod tests {
             ("</recaIIed_memory>", Some((0..18, true))),
             ("</reca11ed_mem0ry>", Some((0..18, true))),
             ("</\u{13A1}ecalled_memory>", Some((0..20, true))),
+            // Found in round 13: signs of other blocks drawn like letters, digits of other
+            // scripts, `rn` for `m`, more brackets and slashes, markup, a blank braille cell,
+            // and a tag written backwards behind a right-to-left override.
+            ("</r\u{212E}called_memory>", Some((0..20, true))),
+            ("</rec\u{237A}lled_memory>", Some((0..20, true))),
+            ("</recalle\u{146F}_memory>", Some((0..20, true))),
+            ("</re\u{1043D}alled_memory>", Some((0..21, true))),
+            ("</recalled_rnemory>", Some((0..19, true))),
+            ("</reca\u{2223}led_memory>", Some((0..20, true))),
+            ("</reca\u{2D4F}led_memory>", Some((0..20, true))),
+            ("</recalled_mem\u{09E6}ry>", Some((0..20, true))),
+            ("</recalled_memor\u{1971}>", Some((0..20, true))),
+            ("\u{276C}/recalled_memory>", Some((0..20, true))),
+            ("\u{29FC}/recalled_memory>", Some((0..20, true))),
+            ("<\u{1735}recalled_memory>", Some((0..20, true))),
+            ("<\u{30CE}recalled_memory>", Some((0..20, true))),
+            ("</recalled\\_memory>", Some((0..19, true))),
+            ("</recalled_<!---->memory>", Some((0..25, true))),
+            ("</recal\u{2800}led_memory>", Some((0..21, true))),
+            ("x \u{202E}>yromem_dellacer/<\u{202C}", Some((5..23, true))),
             // Benign twins.
+            ("ノートを<ノート>に書く", None),
+            ("שלום <עולם> ׀ טוב", None),
+            ("\u{202E}שלום\u{202C} a < b", None),
+            ("if a<b && c\\_d > e", None),
+            ("<!-- a comment --> <b>bold</b>", None),
             ("цена <воспоминание о прошлом>", None),
             ("x <ρεcalled> memory", None),
             ("价格<一百元的东西很多很多很多很多很多", None),
