@@ -124,6 +124,23 @@ pub struct ProcessSpec {
 }
 
 impl ProcessSpec {
+    /// The value of `key` the child gets: the last setting in `env`, else Toolshed's own when
+    /// `env_allow` passes it on.
+    fn child_var(&self, key: &str) -> Option<OsString> {
+        self.env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| OsString::from(v))
+            .or_else(|| {
+                self.env_allow
+                    .iter()
+                    .any(|k| k == key)
+                    .then(|| std::env::var_os(key))
+                    .flatten()
+            })
+    }
+
     /// A spec with the default environment allow list, a 60 s timeout and 64 KiB of output.
     pub fn new(program: impl Into<OsString>, cwd: impl Into<PathBuf>) -> Self {
         ProcessSpec {
@@ -496,27 +513,12 @@ fn command(
         // analysis trusts (round 13: `~/.cargo/bin` is in the private, writable $HOME of the
         // view, so `cp /usr/bin/tar ~/.cargo/bin/ls && ls -cf x` ran tar as `ls`): such
         // entries are left out.
-        let path = spec
-            .env
-            .iter()
-            .rev()
-            .find(|(k, _)| k == "PATH")
-            .map(|(_, v)| OsString::from(v))
-            .or_else(|| {
-                spec.env_allow
-                    .iter()
-                    .any(|k| k == "PATH")
-                    .then(|| std::env::var_os("PATH"))
-                    .flatten()
-            });
-        if let Some(path) = path {
+        if let Some(path) = spec.child_var("PATH") {
+            // The child's `$HOME`, else Toolshed's own (stricter: either may be on `PATH`).
             let home = spec
-                .env
-                .iter()
-                .rev()
-                .find(|(k, _)| k == "HOME")
-                .map(|(_, v)| PathBuf::from(v))
-                .or_else(|| std::env::var_os("HOME").map(PathBuf::from));
+                .child_var("HOME")
+                .or_else(|| std::env::var_os("HOME"))
+                .map(PathBuf::from);
             cmd.env(
                 "PATH",
                 unwritable_path(&path, sb, prepared.in_view, home.as_deref()),
@@ -603,19 +605,7 @@ pub fn spawn(
                 let _ = std::fs::create_dir(tmp.join(sub));
             }
         }
-        let home = spec
-            .env
-            .iter()
-            .rev()
-            .find(|(k, _)| k == "HOME")
-            .map(|(_, v)| PathBuf::from(v))
-            .or_else(|| {
-                spec.env_allow
-                    .iter()
-                    .any(|k| k == "HOME")
-                    .then(|| std::env::var_os("HOME").map(PathBuf::from))
-                    .flatten()
-            });
+        let home = spec.child_var("HOME").map(PathBuf::from);
         let place = sandbox::Placement {
             cwd: spec.cwd.clone(),
             private_tmp: private_tmp.clone(),
