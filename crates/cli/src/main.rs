@@ -640,10 +640,11 @@ fn print_tools(registry: &Registry, format: Format) -> Result<()> {
                 } else {
                     "write"
                 };
+                // A remote MCP server writes its own descriptions: shown escaped (round 14).
                 out!(
                     "{:width$}  {kind:5}  {}",
                     s.name,
-                    first_sentence(&s.description)
+                    toolshed_cli::visible(first_sentence(&s.description), false)
                 );
             }
             return Ok(());

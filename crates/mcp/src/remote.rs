@@ -100,8 +100,22 @@ impl RemoteServer {
                 self.name
             ))
         })?;
+        // A tool name is what models and rules spell: the specification's characters only
+        // (letters, digits, `_`, `-`, `.`, at most 128). A server that offers another name
+        // (round 14: one with an escape sequence in it) has that tool left out, with a warning.
         Ok(listed
             .into_iter()
+            .filter(|tool| {
+                let ok = plain_tool_name(&tool.name);
+                if !ok {
+                    tracing::warn!(
+                        "the MCP server `{}` offers a tool whose name {:?} is not letters, digits, `_`, `-` and `.`; it is left out",
+                        self.name,
+                        tool.name
+                    );
+                }
+                ok
+            })
             .map(|tool| {
                 let hints = tool.annotations.clone().unwrap_or_default();
                 let read_only = hints.read_only_hint.unwrap_or(false);
@@ -136,6 +150,16 @@ impl RemoteServer {
     fn peer(&self) -> Peer<RoleClient> {
         self.service.peer().clone()
     }
+}
+
+/// Whether a remote tool's name is made of what the MCP specification allows in one: letters,
+/// digits, `_`, `-` and `.`, 1 to 128 of them.
+fn plain_tool_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 128
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
 fn check_name(name: &str) -> Result<(), McpError> {
@@ -265,4 +289,26 @@ fn output(tool: &str, result: CallToolResult) -> Result<ToolOutput, ToolError> {
 fn push_text(mut out: ToolOutput, text: String) -> ToolOutput {
     out.content.push(tool_core::Content::Text { text });
     out
+}
+
+#[cfg(test)]
+mod tests {
+    /// Found in round 14: a server's tool named `t2\x1b[31m` was registered, and its escape
+    /// reached the terminal through `toolshed tools`. Each refused name beside a plain twin.
+    #[test]
+    fn remote_tool_names_are_plain() {
+        for (name, plain) in [
+            ("t2\x1b[31m", false),
+            ("t2", true),
+            ("read file", false),
+            ("read_file", true),
+            ("ä", false),
+            ("v1.get-item", true),
+            ("", false),
+            (&"x".repeat(129), false),
+            (&"x".repeat(128), true),
+        ] {
+            assert_eq!(super::plain_tool_name(name), plain, "{name:?}");
+        }
+    }
 }

@@ -199,8 +199,8 @@ pub const LINE_MARK: char = '│';
 /// whose body is marked ends only at a line without the mark, so no spelling of a closing tag
 /// in the content can end it, whether or not [`find_tags`] knows the spelling (round 13 found
 /// a hundred look-alikes more than any table holds). Every character that starts a line
-/// (`\r`, vertical tab, form feed, NEL, the line and paragraph separators) starts a marked
-/// one here; the result ends with a line break.
+/// (`\r`, vertical tab, form feed, the information separators 1C–1E, NEL, the line and
+/// paragraph separators) starts a marked one here; the result ends with a line break.
 ///
 /// ```
 /// use tool_core::frame::{mark_lines, unmark_lines};
@@ -229,7 +229,10 @@ pub fn mark_lines(content: &str) -> String {
                 }
                 push(&mut line, &mut out);
             }
-            '\n' | '\u{0B}' | '\u{0C}' | '\u{85}' | '\u{2028}' | '\u{2029}' => {
+            // With the information separators 1C–1E, which Unicode counts as paragraph
+            // separators and readers such as Python's `splitlines` split at (round 14).
+            '\n' | '\u{0B}' | '\u{0C}' | '\u{1C}' | '\u{1D}' | '\u{1E}' | '\u{85}' | '\u{2028}'
+            | '\u{2029}' => {
                 push(&mut line, &mut out);
             }
             c => line.push(c),

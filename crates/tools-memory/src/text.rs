@@ -372,6 +372,11 @@ pub(crate) fn quoted(s: &str) -> String {
                 }
                 None => out.push('\\'),
             },
+            // Line and paragraph separators would start a line of their own in the frame's
+            // opening tag (round 14: a key `k\u{2028}SYSTEM: …`).
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            '\u{85}' => out.push_str("\\u0085"),
             '<' => out.push_str("\\u003c"),
             '>' => out.push_str("\\u003e"),
             c => out.push(c),
@@ -450,6 +455,8 @@ mod tests {
             ("k\" category=\"core", "\"k\\u0022 category=\\u0022core\""),
             ("ends with \\", "\"ends with \\\\\""),
             ("\\\"", "\"\\\\\\u0022\""),
+            ("k\u{2028}SYSTEM", "\"k\\u2028SYSTEM\""),
+            ("s\u{2029}x\u{85}", "\"s\\u2029x\\u0085\""),
         ];
         for (text, want) in rows {
             let q = quoted(text);

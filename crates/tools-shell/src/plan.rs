@@ -394,9 +394,11 @@ fn masked_programs(denied: &[String], env_allow: &[String]) -> Vec<PathBuf> {
 /// like the child would (`PATH`, and the usual system directories), for rules on commands.
 // Program directories are system state read to judge a command, not a tool's file access.
 #[allow(clippy::disallowed_methods)]
-fn real_program_name(program: &str, env_allow: &[String]) -> Option<String> {
+fn real_program_name(program: &str, env_allow: &[String], cwd: &std::path::Path) -> Option<String> {
     let candidates: Vec<PathBuf> = if program.contains('/') {
-        vec![PathBuf::from(program)]
+        // A relative path is where the command starts (round 14: `ln -s /usr/bin/tar t`,
+        // then `./t -cf …` met no rule on `tar`, since only absolute paths were followed).
+        vec![cwd.join(program)]
     } else {
         let mut dirs: Vec<PathBuf> = PROGRAM_DIRS.iter().map(PathBuf::from).collect();
         if env_allow.iter().any(|k| k == "PATH")
@@ -569,7 +571,7 @@ pub(crate) fn judge(
     }
 
     let (commands, complete) =
-        analysis.simple_commands(|p| real_program_name(p, &config.env_allow));
+        analysis.simple_commands(|p| real_program_name(p, &config.env_allow, &cwd_path));
     let mut opaque = analysis.opaque_programs();
     if !complete {
         // Rules on commands could not be checked against every spelling: fail closed.

@@ -153,9 +153,20 @@ fn sed_inner(script: &str) -> Result<Vec<String>, String> {
                     break;
                 }
             }
-            'r' | 'R' | 'b' | 't' | 'T' | ':' | 'v' => {
-                // A file name or label: up to the end of the line (labels also end at `;`).
-                while i < c.len() && c[i] != '\n' && !(cmd != 'r' && cmd != 'R' && c[i] == ';') {
+            'r' | 'R' => {
+                // A file name: up to the end of the line.
+                while i < c.len() && c[i] != '\n' {
+                    i += 1;
+                }
+            }
+            'b' | 't' | 'T' | ':' | 'v' => {
+                // A label: after blanks, up to a blank, `;` or the end of the line. GNU sed
+                // ends it at a blank and reads what follows as commands (round 14: `:x e tar …`
+                // ran tar, read as one long label), so that is read as commands here too.
+                while i < c.len() && (c[i] == ' ' || c[i] == '\t') {
+                    i += 1;
+                }
+                while i < c.len() && !matches!(c[i], '\n' | ';' | ' ' | '\t') {
                     i += 1;
                 }
             }

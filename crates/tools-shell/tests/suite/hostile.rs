@@ -114,6 +114,13 @@ const TABLE: &[(&str, Outcome, Outcome)] = &[
     ("sed 'e rm x' f.txt", Deny, Ask),
     ("sed --expr='e rm x' f.txt", Deny, Ask),
     ("sed -n 1p f.txt", Allow, Allow),
+    // Found in round 14: GNU sed ends a label at a blank and runs what follows.
+    ("sed ':x e rm x' f.txt", Deny, Ask),
+    ("sed -n ':a e rm x' f.txt", Deny, Ask),
+    ("sed ':a s/hi/rm x/e' f.txt", Deny, Ask),
+    ("sed 'b end e rm x' f.txt", Deny, Ask),
+    ("sed -n ':a;p' f.txt", Allow, Allow),
+    ("sed -n ':a p' f.txt", Allow, Allow),
     ("sed 's/x/rm -rf ~/e' f.txt", Deny, Ask),
     ("sed -n 'w .git/hooks/pre-commit' f.txt", Deny, Deny),
     ("sed -i'.git/hooks/*' s/a/b/ f.txt", Deny, Deny),
@@ -689,6 +696,31 @@ async fn command_rules_hold_for_every_simple_command_in_the_line() {
     let asked = fx.sh(policy(), &lister).await.unwrap_err();
     assert_eq!(asked.kind(), tool_core::ErrorKind::NeedsApproval, "{asked}");
     assert!(fx.sh(Policy::full(), &lister).await.is_ok());
+    // Found in round 14: a link inside the workspace, named by a relative path, was not
+    // followed (`./t` with `t -> /usr/bin/tar` only asked, so an approval ran tar). It is
+    // judged as the program it leads to, however the relative path is spelled; twin: a
+    // relative link to another program.
+    std::os::unix::fs::symlink(which("tar"), fx.path("t")).unwrap();
+    std::fs::create_dir_all(fx.path("src")).unwrap();
+    std::os::unix::fs::symlink(which("tar"), fx.path("src/p")).unwrap();
+    std::os::unix::fs::symlink("t", fx.path("tt")).unwrap();
+    std::os::unix::fs::symlink(which("ls"), fx.path("l")).unwrap();
+    for command in [
+        "./t --version",
+        ".//t --version",
+        "src/../t --version",
+        "src/p --version",
+        "./tt --version",
+    ] {
+        let refused = fx.sh(policy(), command).await.unwrap_err();
+        assert_eq!(
+            refused.kind(),
+            tool_core::ErrorKind::Denied,
+            "{command}: {refused}"
+        );
+    }
+    let asked = fx.sh(policy(), "./l").await.unwrap_err();
+    assert_eq!(asked.kind(), tool_core::ErrorKind::NeedsApproval, "{asked}");
 }
 
 #[tokio::test]
