@@ -212,6 +212,37 @@ pub fn check_rule_names(config: &config::Config) -> Result<()> {
                 meant.join("; ")
             );
         }
+        // A name no tool or kind has matches nothing, so a rule under it would hold nothing
+        // (round 15: `Write(config/**)`, `FILE_EDIT(…)`, `fileedit(…)` loaded silently).
+        // Tools of remote MCP servers (`server__tool`) are checked when they are imported.
+        const KINDS: &[&str] = &[
+            "read", "write", "delete", "execute", "network", "device", "*",
+        ];
+        // The agent's own tools, which only `run`, `chat` and prompt jobs offer.
+        const AGENT_TOOLS: &[&str] = &["finish", "message", "delegate", "spawn"];
+        if KINDS.contains(&name.as_str())
+            || AGENT_TOOLS.contains(&name.as_str())
+            || name.contains("__")
+        {
+            continue;
+        }
+        let lower = name.to_ascii_lowercase();
+        let near: Vec<&str> = canonical
+            .iter()
+            .map(String::as_str)
+            .chain(KINDS.iter().copied())
+            .filter(|c| {
+                c.eq_ignore_ascii_case(&name) || c.replace('_', "") == lower.replace('_', "")
+            })
+            .collect();
+        anyhow::bail!(
+            "the rule names `{name}`, which is no tool and no access kind, so it would hold nothing{}; rules name a tool (`toolshed tools` lists them) or a kind: read, write, delete, execute, network, device",
+            if near.is_empty() {
+                String::new()
+            } else {
+                format!(" (did you mean `{}`?)", near.join("`, `"))
+            }
+        );
     }
     Ok(())
 }

@@ -285,7 +285,25 @@ impl Rule {
                 "rule `{spec}` has no valid tool name; write `tool` or `tool(pattern)`, e.g. `file_write(src/**)`"
             ));
         }
-        let pattern = match pattern {
+        // A path pattern of a kind rule in another spelling of the same paths (`./config/**`,
+        // `config/`) would otherwise match nothing (round 15): `./` is dropped and a trailing
+        // `/` means the tree.
+        let normal: Option<String> = pattern.map(|p| {
+            if matches!(tool, "read" | "write" | "delete") {
+                let mut p = p.trim();
+                while let Some(rest) = p.strip_prefix("./") {
+                    p = rest.trim_start_matches('/');
+                }
+                if p.len() > 1 && p.ends_with('/') {
+                    format!("{}/**", p.trim_end_matches('/'))
+                } else {
+                    p.to_string()
+                }
+            } else {
+                p.to_string()
+            }
+        });
+        let pattern = match normal.as_deref() {
             None => None,
             Some(p) => {
                 let build = |sep: bool| {

@@ -95,3 +95,49 @@ fn configuration_errors_are_shown_escaped() {
         assert!(!err.contains('\x1b'), "{toml}: {err:?}");
     }
 }
+
+/// Found in round 15: a rule under a name no tool or kind has (`Write(…)`, `FILE_EDIT(…)`,
+/// `fileedit(…)`) loaded silently and held nothing. It is refused at start, naming the rule
+/// and the name meant; twins: canonical names and kinds load.
+#[test]
+fn rules_under_unknown_names_are_refused_at_start() {
+    for (rule, meant) in [
+        ("Write(config/**)", Some("write")),
+        ("FILE_EDIT(config/**)", Some("file_edit")),
+        ("fileedit(config/**)", Some("file_edit")),
+        ("frobnicate(config/**)", None),
+        ("write(config/**)", None),
+        ("file_edit(config/**)", None),
+        ("shell(tar*)", None),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("user.toml");
+        std::fs::write(&config, format!("[policy.rules]\n\"{rule}\" = \"deny\"\n")).unwrap();
+        let ws = dir.path().display().to_string();
+        let cfg = config.display().to_string();
+        let o = super::toolshed_raw(
+            dir.path(),
+            &[
+                "--config",
+                &cfg,
+                "--workspace",
+                &ws,
+                "call",
+                "list_dir",
+                "{}",
+            ],
+            None,
+        );
+        let known = rule.starts_with("write(")
+            || rule.starts_with("file_edit(")
+            || rule.starts_with("shell(");
+        assert_eq!(o.status.success(), known, "{rule}: {}", super::stderr(&o));
+        if let Some(meant) = meant {
+            assert!(
+                super::stderr(&o).contains(&format!("did you mean `{meant}`")),
+                "{rule}: {}",
+                super::stderr(&o)
+            );
+        }
+    }
+}

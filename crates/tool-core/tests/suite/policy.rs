@@ -1344,3 +1344,45 @@ fn git_data_is_kept_from_reading_while_read_rules_hold() {
         }
     }
 }
+
+/// Found in round 15: `write(./config/**)` and `write(config/)` loaded and matched nothing,
+/// so the file they mean to protect was edited. Other spellings of the same tree mean the
+/// tree; twins: a sibling stays allowed, and a literal file rule stays literal.
+#[test]
+fn kind_rule_paths_in_other_spellings_mean_the_same_tree() {
+    let ws = tool_core::Workspace::local(tempfile::tempdir().unwrap().keep()).unwrap();
+    for spec in [
+        "write(./config/**)",
+        "write(././config/**)",
+        "write(config/)",
+        "write(./config/)",
+    ] {
+        let policy = Policy::full().rule(spec, Deny).unwrap();
+        let inside = ws.resolve("config/f.txt").unwrap();
+        let sibling = ws.resolve("configs/f.txt").unwrap();
+        assert_eq!(
+            policy
+                .decide("file_edit", &[Access::Write(inside)])
+                .decision,
+            Deny,
+            "{spec}"
+        );
+        assert_eq!(
+            policy
+                .decide("file_edit", &[Access::Write(sibling)])
+                .decision,
+            tool_core::Decision::Allow,
+            "{spec}"
+        );
+    }
+    let literal = Policy::full().rule("write(./notes.txt)", Deny).unwrap();
+    assert_eq!(
+        literal
+            .decide(
+                "file_write",
+                &[Access::Write(ws.resolve("notes.txt").unwrap())]
+            )
+            .decision,
+        Deny
+    );
+}
