@@ -197,6 +197,38 @@ pub fn check_rule_names(config: &config::Config) -> Result<()> {
             names.extend(tools.keys().cloned());
         }
     }
+    // A path kind rule whose path starts at `/` names a path on the machine, not in the
+    // workspace: `write(/config/**)` for the workspace's `config/` would hold nothing. Where
+    // its first directory does not exist on this machine it is taken for that mistake.
+    let specs = config
+        .policy
+        .rules
+        .keys()
+        .map(String::as_str)
+        .chain(config.workspace_rules.iter().map(|(s, _)| s.as_str()));
+    for spec in specs {
+        let Some((tool, rest)) = spec.trim().split_once('(') else {
+            continue;
+        };
+        let path = rest.strip_suffix(')').unwrap_or(rest).trim();
+        if !matches!(tool.trim(), "read" | "write" | "delete" | "*") || !path.starts_with('/') {
+            continue;
+        }
+        let first = path.trim_start_matches('/').split('/').next().unwrap_or("");
+        if first.is_empty() || first.contains(['*', '?', '[', '{']) {
+            continue;
+        }
+        // The operator's machine, looked at before any tool runs, not a tool's access.
+        #[allow(clippy::disallowed_methods)]
+        let missing = std::fs::symlink_metadata(std::path::Path::new("/").join(first)).is_err();
+        if missing {
+            anyhow::bail!(
+                "the rule `{spec}` names `{path}`, a path from the machine's root, and `/{first}` does not exist on this machine, so it would hold nothing; for a path in the workspace leave out the leading `/` (`{}({})`)",
+                tool.trim(),
+                path.trim_start_matches('/')
+            );
+        }
+    }
     for name in names {
         if canonical.contains(&name) {
             continue;

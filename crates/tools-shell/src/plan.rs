@@ -36,8 +36,8 @@ pub(crate) struct Plan {
 /// a protected path is renamed aside, so it has no effect, and the output says so.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Guard {
-    /// Each protected path, with its device and inode when it existed.
-    paths: Vec<(PathBuf, Option<(u64, u64)>)>,
+    /// Each protected path, with what it was when it existed.
+    paths: Vec<(PathBuf, Option<Identity>)>,
     /// The writable roots and the nested repositories found below them at the start: a new
     /// one (`sub/.git` made by opaque code) is git's own files too, unless the command was
     /// allowed to write repositories.
@@ -47,11 +47,32 @@ pub(crate) struct Guard {
 /// How often a running command's protected paths are checked.
 pub(crate) const GUARD_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
 
-fn identity(path: &std::path::Path) -> Option<(u64, u64)> {
+/// What a protected path was: its device and inode, its type and its birth time (a file made in
+/// its place may get the freed inode number at once, as ext4 gives it), and where it led when
+/// it was a link.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Identity {
+    dev: u64,
+    ino: u64,
+    kind: u32,
+    born: Option<std::time::SystemTime>,
+    link: Option<PathBuf>,
+}
+
+fn identity(path: &std::path::Path) -> Option<Identity> {
     use std::os::unix::fs::MetadataExt as _;
-    std::fs::symlink_metadata(path)
-        .ok()
-        .map(|m| (m.dev(), m.ino()))
+    let m = std::fs::symlink_metadata(path).ok()?;
+    Some(Identity {
+        dev: m.dev(),
+        ino: m.ino(),
+        kind: m.mode() & 0o170_000,
+        born: m.created().ok(),
+        link: if m.file_type().is_symlink() {
+            std::fs::read_link(path).ok()
+        } else {
+            None
+        },
+    })
 }
 
 /// A name beside `path` that nothing has: the time in nanoseconds, the process and a counter,
@@ -133,6 +154,20 @@ impl Guard {
                 "replaced"
             };
             notes.push(quarantine(p, what));
+            // A link is put back as it was (a file's content is gone with it; the namespace
+            // view keeps both from being replaced where it holds).
+            if let Some(Identity {
+                link: Some(target), ..
+            }) = before
+                && std::fs::symlink_metadata(p).is_err()
+                && std::os::unix::fs::symlink(target, p).is_ok()
+            {
+                notes.push(format!(
+                    "protected: the link {} was put back as it was, leading to {}",
+                    p.display(),
+                    target.display()
+                ));
+            }
         }
         for (root, before) in &self.roots {
             for repo in nested_git(root) {

@@ -109,6 +109,11 @@ fn rules_under_unknown_names_are_refused_at_start() {
         ("write(config/**)", None),
         ("file_edit(config/**)", None),
         ("shell(tar*)", None),
+        // A path from the machine's root that does not exist there, meant for the workspace.
+        ("write(/config/**)", Some("write(config/**)")),
+        ("read(/secrets)", Some("read(secrets)")),
+        ("write(/tmp/**)", None),
+        ("shell(/usr/bin/tar*)", None),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("user.toml");
@@ -128,13 +133,15 @@ fn rules_under_unknown_names_are_refused_at_start() {
             ],
             None,
         );
-        let known = rule.starts_with("write(")
+        let known = (rule.starts_with("write(")
             || rule.starts_with("file_edit(")
-            || rule.starts_with("shell(");
+            || rule.starts_with("shell("))
+            && meant.is_none();
         assert_eq!(o.status.success(), known, "{rule}: {}", super::stderr(&o));
         if let Some(meant) = meant {
             assert!(
-                super::stderr(&o).contains(&format!("did you mean `{meant}`")),
+                super::stderr(&o).contains(&format!("did you mean `{meant}`"))
+                    || super::stderr(&o).contains(&format!("(`{meant}`)")),
                 "{rule}: {}",
                 super::stderr(&o)
             );

@@ -70,6 +70,8 @@ enum Op {
         readonly: bool,
         devices: bool,
     },
+    /// A symbolic link bound onto itself (not followed), so it cannot be removed or renamed.
+    BindLink { src: CString, dst: CString },
     /// A fresh `proc` of the new PID namespace.
     Proc(CString),
     /// An empty `tmpfs`.
@@ -131,6 +133,45 @@ fn mkdirs(
 /// child never mounts through a link it did not see.
 fn canonical(path: &Path) -> Option<PathBuf> {
     std::fs::canonicalize(path).ok()
+}
+
+/// The entries from the writable root that holds `path` down to `path`, in host paths whose
+/// parents are real directories: each directory above `path` (`false`) and each symbolic link,
+/// `path` included (`true`). The walk follows each link to go on, and stops where a name is
+/// missing or leads out of the root.
+fn on_the_way(writable: &[PathBuf], path: &Path) -> Vec<(PathBuf, bool)> {
+    let mut found = Vec::new();
+    let Some(root) = writable.iter().filter(|w| path.starts_with(w)).max() else {
+        return found;
+    };
+    let (Some(base), Ok(rest)) = (canonical(root), path.strip_prefix(root)) else {
+        return found;
+    };
+    let names: Vec<_> = rest.components().collect();
+    let mut cur = base.clone();
+    for (i, name) in names.iter().enumerate() {
+        let std::path::Component::Normal(name) = name else {
+            break;
+        };
+        let next = cur.join(name);
+        let Ok(meta) = std::fs::symlink_metadata(&next) else {
+            break;
+        };
+        let last = i + 1 == names.len();
+        if meta.file_type().is_symlink() {
+            found.push((next.clone(), true));
+            match canonical(&next) {
+                Some(to) if to.starts_with(&base) => cur = to,
+                _ => break,
+            }
+        } else {
+            if !last && meta.is_dir() {
+                found.push((next.clone(), false));
+            }
+            cur = next;
+        }
+    }
+    found
 }
 
 /// Lays out the steps of the view.
@@ -268,10 +309,20 @@ pub(crate) fn prepare(view: &View) -> Result<Prepared, String> {
     // The directories between a writable root and a protected path inside it are bound onto
     // themselves (still writable): a mount point cannot be renamed or removed (EBUSY), so
     // `mv config elsewhere` cannot carry `config/prod.yaml` out from under its protection and
-    // leave the name free for a new file.
+    // leave the name free for a new file. A symbolic link on the way (`.git -> dotgit`, or the
+    // protected path itself) is bound onto itself the same way: the read-only mount is on the
+    // directory it leads to, and without its own mount the link is an entry in a writable
+    // directory that a command could remove and replace with a real `.git` of its own.
     let writable: Vec<PathBuf> = view.writable.iter().filter_map(|w| canonical(w)).collect();
-    let mut ancestors: std::collections::BTreeSet<PathBuf> = std::collections::BTreeSet::new();
+    let mut anchors: std::collections::BTreeSet<(usize, PathBuf, bool)> =
+        std::collections::BTreeSet::new();
+    let mut anchor = |path: &Path, is_link: bool| {
+        anchors.insert((path.components().count(), path.to_path_buf(), is_link));
+    };
     for p in &view.protected {
+        for (path, is_link) in on_the_way(&view.writable, p) {
+            anchor(&path, is_link);
+        }
         let Some(c) = canonical(p) else { continue };
         let Some(root) = writable.iter().filter(|w| c.starts_with(w)).max() else {
             continue;
@@ -281,18 +332,23 @@ pub(crate) fn prepare(view: &View) -> Result<Prepared, String> {
             if dir == root.as_path() || !dir.starts_with(root) {
                 break;
             }
-            ancestors.insert(dir.to_path_buf());
+            anchor(dir, false);
             a = dir.parent();
         }
     }
-    let mut ancestors: Vec<PathBuf> = ancestors.into_iter().collect();
-    ancestors.sort_by_key(|a| a.components().count());
-    for a in &ancestors {
-        ops.push(Op::Bind {
-            src: outside(a)?,
-            dst: inside(a)?,
-            readonly: false,
-            devices: false,
+    for (_, a, is_link) in &anchors {
+        ops.push(if *is_link {
+            Op::BindLink {
+                src: outside(a)?,
+                dst: inside(a)?,
+            }
+        } else {
+            Op::Bind {
+                src: outside(a)?,
+                dst: inside(a)?,
+                readonly: false,
+                devices: false,
+            }
         });
     }
     // Protected paths on top, read-only; then the masks. Both must already exist in the view
@@ -456,6 +512,36 @@ fn seal(dst: &CString, readonly: bool, devices: bool) -> std::io::Result<()> {
     }
 }
 
+const OPEN_TREE_CLONE: libc::c_uint = 1;
+const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
+
+/// Binds the link at `src` onto the link at `dst`, following neither (open_tree(2) and
+/// move_mount(2): mount(2) would follow both).
+fn bind_link(src: &CString, dst: &CString) -> std::io::Result<()> {
+    let fd = sys!(libc::syscall(
+        libc::SYS_open_tree,
+        libc::AT_FDCWD,
+        src.as_ptr(),
+        OPEN_TREE_CLONE
+            | libc::O_CLOEXEC as libc::c_uint
+            | libc::AT_SYMLINK_NOFOLLOW as libc::c_uint
+    ))? as libc::c_int;
+    let moved = sys!(libc::syscall(
+        libc::SYS_move_mount,
+        fd,
+        c"".as_ptr(),
+        libc::AT_FDCWD,
+        dst.as_ptr(),
+        MOVE_MOUNT_F_EMPTY_PATH
+    ));
+    // SAFETY: closing the descriptor open_tree returned.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::close(fd);
+    }
+    moved.map(|_| ())
+}
+
 impl Prepared {
     /// Enters the namespaces and builds the view. Called in the forked child before exec; only
     /// makes raw syscalls on data prepared before the fork.
@@ -595,6 +681,7 @@ impl Prepared {
                     )?;
                     seal(dst, *readonly, *devices)?;
                 }
+                Op::BindLink { src, dst } => bind_link(src, dst)?,
                 Op::Proc(p) => mount(
                     c"proc".as_ptr(),
                     p.as_ptr(),

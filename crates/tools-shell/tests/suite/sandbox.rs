@@ -306,6 +306,107 @@ async fn a_replaced_protected_path_is_renamed_aside() {
     assert_eq!(std::fs::read_to_string(fx.path("data/x")).unwrap(), "new");
 }
 
+/// A protected path that is a symbolic link (`.git -> dotgit`, `toolshed.toml -> …`, a ruled
+/// `lnk -> real`) cannot be swapped for a real file or directory of the command's own. In the
+/// namespace view the link is a mount point of its own, so removing it fails (EBUSY); without
+/// the view, what took its place is renamed aside when the command ends and the link is put
+/// back. (A new file may get the freed inode number at once, so the check cannot rest on the
+/// inode alone.)
+#[tokio::test]
+async fn a_protected_link_cannot_be_replaced() {
+    use tool_core::policy::Decision;
+    let fx = Fixture::new();
+    std::fs::create_dir_all(fx.path("dotgit")).unwrap();
+    std::fs::write(fx.path("dotgit/config"), "ORIGINAL").unwrap();
+    std::fs::remove_dir_all(fx.path(".git")).ok();
+    std::os::unix::fs::symlink("dotgit", fx.path(".git")).unwrap();
+    std::fs::create_dir_all(fx.path("dot")).unwrap();
+    std::fs::write(fx.path("dot/toolshed.toml"), "ORIGINAL").unwrap();
+    std::os::unix::fs::symlink("dot/toolshed.toml", fx.path("toolshed.toml")).unwrap();
+    std::fs::create_dir_all(fx.path("real")).unwrap();
+    std::fs::write(fx.path("real/app.yaml"), "ORIGINAL").unwrap();
+    std::os::unix::fs::symlink("real", fx.path("lnk")).unwrap();
+    std::fs::write(fx.path("realf"), "ORIGINAL").unwrap();
+    std::os::unix::fs::symlink("realf", fx.path("lnf")).unwrap();
+    // A link on the way to a ruled path, inside a directory on the way.
+    std::fs::create_dir_all(fx.path("conf/settings/prod")).unwrap();
+    std::fs::write(fx.path("conf/settings/prod/db.yaml"), "ORIGINAL").unwrap();
+    std::os::unix::fs::symlink("settings", fx.path("conf/alias")).unwrap();
+    // Twin: a link no rule names may be replaced.
+    std::fs::create_dir_all(fx.path("free")).unwrap();
+    std::os::unix::fs::symlink("free", fx.path("other")).unwrap();
+    let policy = Policy::full()
+        .rule("write(lnk/**)", Decision::Deny)
+        .unwrap()
+        .rule("write(lnf)", Decision::Deny)
+        .unwrap()
+        .rule("write(conf/alias/prod/**)", Decision::Deny)
+        .unwrap();
+    let namespaces = super::kernel_has_user_namespaces();
+    for (link, target, inner, dir) in [
+        (".git", "dotgit", "config", true),
+        ("toolshed.toml", "dot/toolshed.toml", "", false),
+        ("lnk", "real", "app.yaml", true),
+        ("lnf", "realf", "", false),
+        ("conf/alias", "settings", "prod/db.yaml", true),
+    ] {
+        let swap = if dir {
+            format!(
+                "python3 -c \"import os; os.unlink('{link}'); os.makedirs('{link}/{parent}', exist_ok=True); open('{link}/{inner}', 'w').write('ATTACKER')\"",
+                parent = std::path::Path::new(inner)
+                    .parent()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default()
+            )
+        } else {
+            format!(
+                "python3 -c \"import os; os.unlink('{link}'); open('{link}', 'w').write('ATTACKER')\""
+            )
+        };
+        let out = fx.sh(policy.clone(), &swap).await;
+        let t = match &out {
+            Ok(o) => o.joined_text(),
+            Err(e) => e.to_string(),
+        };
+        let path = fx.path(link);
+        assert_eq!(
+            std::fs::read_link(&path).ok().as_deref(),
+            Some(std::path::Path::new(target)),
+            "{link} is no longer the link it was: {t}"
+        );
+        let read = if dir { path.join(inner) } else { path.clone() };
+        assert_eq!(
+            std::fs::read_to_string(&read).unwrap(),
+            "ORIGINAL",
+            "{link}: {t}"
+        );
+        if namespaces {
+            assert!(
+                !t.contains("renamed to"),
+                "{link}: the view let the swap through: {t}"
+            );
+        } else {
+            assert!(
+                t.contains("replaced") && t.contains("put back"),
+                "{link}: {t}"
+            );
+        }
+    }
+    let out = fx
+        .sh(
+            policy,
+            "python3 -c \"import os; os.unlink('other'); os.mkdir('other'); open('other/x', 'w').write('new')\"",
+        )
+        .await
+        .unwrap();
+    assert!(
+        !out.joined_text().contains("protected"),
+        "{}",
+        out.joined_text()
+    );
+    assert_eq!(std::fs::read_to_string(fx.path("other/x")).unwrap(), "new");
+}
+
 /// A denied program is masked where the view shows it, and a denied program that lives where
 /// the view does not reach (the hidden $HOME) does not stop other commands from starting.
 #[tokio::test]
