@@ -229,6 +229,13 @@ impl Runtime {
                 let canonical = self.tools.canonical(n).unwrap_or(n);
                 agent.tools.allows(n)
                     && agent.tools.allows(canonical)
+                    // A tool that does the job of one the map refuses is refused with it
+                    // (`schedule` with `cron_add = false`).
+                    && !self
+                        .tools
+                        .same_job(n)
+                        .iter()
+                        .any(|other| agent.tools.refuses(other))
                     && (depth == 0
                         || !(SUBAGENT_EXCLUDED.contains(&n.as_str())
                             || SUBAGENT_EXCLUDED.contains(&canonical)))

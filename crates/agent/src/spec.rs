@@ -36,6 +36,12 @@ impl ToolFilter {
             .copied()
             .unwrap_or(false)
     }
+
+    /// Whether the map names `tool` and refuses it (`"cron_add" = false`), rather than only
+    /// leaving it out.
+    pub fn refuses(&self, tool: &str) -> bool {
+        self.0.get(tool) == Some(&false)
+    }
 }
 
 impl Default for ToolFilter {

@@ -213,6 +213,14 @@ impl Registry {
         self.entries.get(name).map(|e| e.tool.spec().name.as_str())
     }
 
+    /// The other tools whose job the tool called `name` does ([`crate::Tool::SAME_JOB`]).
+    pub fn same_job(&self, name: &str) -> &'static [&'static str] {
+        self.entries
+            .get(name)
+            .map(|e| e.tool.same_job())
+            .unwrap_or(&[])
+    }
+
     /// Whether any entry is the tool `canonical` (under its own name or an alias).
     pub fn offers(&self, canonical: &str) -> bool {
         self.entries

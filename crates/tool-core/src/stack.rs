@@ -310,6 +310,14 @@ impl Stack {
                 verdict = by_alias;
             }
         }
+        // A tool that does another's job (`schedule` with `once` is `cron_add`) is held to that
+        // tool's rules too (round 16: `"cron_add" = "deny"` did not stop `schedule`).
+        for other in &prepared.same_as {
+            let by_other = ctx.policy.decide(other, &prepared.accesses);
+            if by_other.decision > verdict.decision {
+                verdict = by_other;
+            }
+        }
         trace.decision = Some(verdict.decision);
         match verdict.decision {
             Decision::Allow => {}

@@ -42,6 +42,18 @@ pub trait Tool: Send + Sync + 'static {
         None
     }
 
+    /// The other tools whose job this tool does, in any of its calls (`schedule` does
+    /// `cron_add`'s, `cron_add` does `schedule`'s), by canonical name. An agent whose allow map
+    /// refuses one of them does not get this tool either.
+    const SAME_JOB: &'static [&'static str] = &[];
+
+    /// The other tools whose job this call does ([`Tool::SAME_JOB`], or the part of it that
+    /// `args` pick: `schedule` with `once` does `cron_add`'s): their rules apply to it too, and
+    /// the strictest wins, so a rule on one of two tools that do the same thing holds for both.
+    fn same_as(&self, _args: &Self::Args) -> &'static [&'static str] {
+        Self::SAME_JOB
+    }
+
     /// Runs the call.
     async fn call(&self, ctx: &ToolContext, args: Self::Args) -> Result<ToolOutput, ToolError>;
 }
@@ -56,6 +68,8 @@ pub struct PreparedCall {
     pub accesses: Vec<Access>,
     /// The deadline it asks for.
     pub timeout: Option<Duration>,
+    /// The other tools whose job it does, whose rules apply to it too ([`Tool::same_as`]).
+    pub same_as: Vec<String>,
     run: Box<dyn FnOnce(ToolContext) -> CallFuture + Send>,
 }
 
@@ -69,8 +83,15 @@ impl PreparedCall {
         PreparedCall {
             accesses,
             timeout,
+            same_as: Vec::new(),
             run: Box::new(run),
         }
+    }
+
+    /// The other tools whose job the call does ([`Tool::same_as`]).
+    pub fn with_same_as(mut self, tools: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.same_as = tools.into_iter().map(Into::into).collect();
+        self
     }
 
     /// Runs the call.
@@ -84,6 +105,7 @@ impl fmt::Debug for PreparedCall {
         f.debug_struct("PreparedCall")
             .field("accesses", &self.accesses)
             .field("timeout", &self.timeout)
+            .field("same_as", &self.same_as)
             .finish_non_exhaustive()
     }
 }
@@ -95,6 +117,10 @@ pub trait DynTool: Send + Sync {
     fn spec(&self) -> &ToolSpec;
     /// Parses already-validated arguments and works out what the call will touch.
     fn prepare(&self, ctx: &ToolContext, args: Value) -> Result<PreparedCall, ToolError>;
+    /// The other tools whose job this one does ([`Tool::SAME_JOB`]).
+    fn same_job(&self) -> &'static [&'static str] {
+        &[]
+    }
 }
 
 impl fmt::Debug for dyn DynTool {
@@ -127,6 +153,10 @@ impl<T: Tool> DynTool for Typed<T> {
         &self.spec
     }
 
+    fn same_job(&self) -> &'static [&'static str] {
+        T::SAME_JOB
+    }
+
     fn prepare(&self, ctx: &ToolContext, args: Value) -> Result<PreparedCall, ToolError> {
         let args: T::Args = serde_json::from_value(args).map_err(|e| {
             ToolError::invalid(
@@ -136,9 +166,16 @@ impl<T: Tool> DynTool for Typed<T> {
         })?;
         let accesses = self.tool.access(ctx, &args)?;
         let timeout = self.tool.timeout(&args);
+        let same_as = self.tool.same_as(&args);
+        debug_assert!(
+            same_as.iter().all(|t| T::SAME_JOB.contains(t)),
+            "{}: same_as names a tool SAME_JOB leaves out",
+            T::NAME
+        );
         let tool = Arc::clone(&self.tool);
         Ok(PreparedCall::new(accesses, timeout, move |ctx| {
             Box::pin(async move { tool.call(&ctx, args).await })
-        }))
+        })
+        .with_same_as(same_as.iter().copied()))
     }
 }

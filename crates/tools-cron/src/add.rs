@@ -50,6 +50,9 @@ impl Tool for CronAdd {
         Annotations::ADDITIVE
     }
 
+    /// `schedule` does the same job, and its rules hold here too.
+    const SAME_JOB: &'static [&'static str] = &["schedule"];
+
     fn access(&self, ctx: &ToolContext, args: &CronAddArgs) -> Result<Vec<Access>, ToolError> {
         add_accesses(&self.0, ctx, args)
     }

@@ -32,6 +32,9 @@ impl Tool for CronList {
         Annotations::READ_ONLY
     }
 
+    /// `schedule` does the same job, and its rules hold here too.
+    const SAME_JOB: &'static [&'static str] = &["schedule"];
+
     fn access(&self, _ctx: &ToolContext, _args: &CronListArgs) -> Result<Vec<Access>, ToolError> {
         Ok(vec![state(false)])
     }

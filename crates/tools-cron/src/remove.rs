@@ -36,6 +36,9 @@ impl Tool for CronRemove {
         Annotations::DESTRUCTIVE.idempotent(true)
     }
 
+    /// `schedule` does the same job, and its rules hold here too.
+    const SAME_JOB: &'static [&'static str] = &["schedule"];
+
     fn access(&self, _ctx: &ToolContext, _args: &CronRemoveArgs) -> Result<Vec<Access>, ToolError> {
         Ok(vec![state(true)])
     }

@@ -39,6 +39,9 @@ impl Tool for CronRuns {
         Annotations::READ_ONLY
     }
 
+    /// `schedule` does the same job, and its rules hold here too.
+    const SAME_JOB: &'static [&'static str] = &["schedule"];
+
     fn access(&self, _ctx: &ToolContext, _args: &CronRunsArgs) -> Result<Vec<Access>, ToolError> {
         Ok(vec![state(false)])
     }

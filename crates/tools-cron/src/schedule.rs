@@ -116,6 +116,25 @@ impl Tool for Schedule {
         Annotations::DESTRUCTIVE
     }
 
+    const SAME_JOB: &'static [&'static str] = &[
+        "cron_add",
+        "cron_list",
+        "cron_runs",
+        "cron_remove",
+        "cron_update",
+    ];
+
+    /// Each action does a cron tool's job, whose rules hold here too.
+    fn same_as(&self, args: &ScheduleArgs) -> &'static [&'static str] {
+        match args.action {
+            ScheduleAction::Create | ScheduleAction::Once => &["cron_add"],
+            ScheduleAction::List => &["cron_list"],
+            ScheduleAction::Get => &["cron_list", "cron_runs"],
+            ScheduleAction::Cancel => &["cron_remove"],
+            ScheduleAction::Pause | ScheduleAction::Resume => &["cron_update"],
+        }
+    }
+
     fn access(&self, ctx: &ToolContext, args: &ScheduleArgs) -> Result<Vec<Access>, ToolError> {
         match args.action {
             ScheduleAction::Create | ScheduleAction::Once => {

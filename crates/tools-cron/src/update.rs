@@ -53,6 +53,9 @@ impl Tool for CronUpdate {
         Annotations::DESTRUCTIVE.idempotent(true)
     }
 
+    /// `schedule` does the same job, and its rules hold here too.
+    const SAME_JOB: &'static [&'static str] = &["schedule"];
+
     fn access(&self, ctx: &ToolContext, args: &CronUpdateArgs) -> Result<Vec<Access>, ToolError> {
         check_name(args.name.as_deref())?;
         // Un-pausing or rescheduling decides when the job's work runs (an agent could move a

@@ -224,7 +224,7 @@ impl Jobs {
                 () = watch => {}
             }
             let info = spawned.finish().await;
-            let notes = guard.check();
+            let notes = guard.check_last();
             if let Ok(mut s) = state.lock() {
                 for note in notes {
                     s.ring.push(format!("\n{note}\n").as_bytes());
@@ -273,7 +273,7 @@ impl Drop for Jobs {
                 job.killer.kill();
                 // The job's task is aborted below, so its own last check never runs: rename
                 // aside here (nobody is left to read the notes).
-                let _ = job.guard.check();
+                let _ = job.guard.check_last();
                 if let Ok(mut t) = job.task.lock()
                     && let Some(t) = t.take()
                 {

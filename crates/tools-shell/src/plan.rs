@@ -34,7 +34,7 @@ pub(crate) struct Plan {
 /// rename a protected file's parent away and put a new file in its place. [`Guard::check`]
 /// runs while a background job runs and when any command ends: whatever appeared or replaced
 /// a protected path is renamed aside, so it has no effect, and the output says so.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct Guard {
     /// Each protected path, with what it was when it existed.
     paths: Vec<(PathBuf, Option<Identity>)>,
@@ -42,6 +42,14 @@ pub(crate) struct Guard {
     /// one (`sub/.git` made by opaque code) is git's own files too, unless the command was
     /// allowed to write repositories.
     roots: Vec<(PathBuf, Vec<PathBuf>)>,
+    /// Whether the command runs code the analysis cannot see into: its last check then looks
+    /// for new repositories through the whole tree, not the first [`NESTED_GIT_DIRS`]
+    /// directories (round 16: `git init aa/d0005/r` beyond them, by python3, went unseen).
+    thorough: bool,
+    /// When the command started, less two seconds (the kernel stamps inodes with a coarse
+    /// clock, and some filesystems round to two seconds): a repository is new if its `.git`
+    /// changed since (a rename changes it too).
+    since: std::time::SystemTime,
 }
 
 /// How often a running command's protected paths are checked.
@@ -73,6 +81,21 @@ fn identity(path: &std::path::Path) -> Option<Identity> {
             None
         },
     })
+}
+
+/// Whether the inode at `path` changed (was made, written, renamed) at or after `since`: its
+/// ctime, which no program can set.
+fn changed_since(path: &std::path::Path, since: std::time::SystemTime) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    let Ok(m) = std::fs::symlink_metadata(path) else {
+        return false;
+    };
+    let changed = std::time::UNIX_EPOCH
+        + std::time::Duration::new(
+            u64::try_from(m.ctime()).unwrap_or(0),
+            u32::try_from(m.ctime_nsec()).unwrap_or(0),
+        );
+    changed >= since
 }
 
 /// A name beside `path` that nothing has: the time in nanoseconds, the process and a counter,
@@ -132,16 +155,35 @@ impl Guard {
         protected: &[PathBuf],
         roots: Vec<(PathBuf, Vec<PathBuf>)>,
         repos_allowed: bool,
+        thorough: bool,
     ) -> Guard {
         Guard {
             paths: protected.iter().map(|p| (p.clone(), identity(p))).collect(),
             roots: if repos_allowed { Vec::new() } else { roots },
+            thorough,
+            since: std::time::SystemTime::now() - std::time::Duration::from_secs(2),
         }
     }
 
     /// Moves aside every protected path the command created or replaced, and every
-    /// repository it created below a root; one sentence per path.
+    /// repository it created in the first [`NESTED_GIT_DIRS`] directories below a root; one
+    /// sentence per path. Runs while the command runs.
     pub(crate) fn check(&self) -> Vec<String> {
+        self.check_within(NESTED_GIT_DEPTH, NESTED_GIT_DIRS)
+    }
+
+    /// [`Guard::check`] when the command has ended: for a command that ran opaque code, new
+    /// repositories are looked for through the whole tree (up to [`THOROUGH_DIRS`]
+    /// directories, and the note says when there were more).
+    pub(crate) fn check_last(&self) -> Vec<String> {
+        if self.thorough {
+            self.check_within(usize::MAX, THOROUGH_DIRS)
+        } else {
+            self.check()
+        }
+    }
+
+    fn check_within(&self, depth: usize, dirs: usize) -> Vec<String> {
         let mut notes = Vec::new();
         for (p, before) in &self.paths {
             let now = identity(p);
@@ -170,10 +212,20 @@ impl Guard {
             }
         }
         for (root, before) in &self.roots {
-            for repo in nested_git(root) {
-                if !before.contains(&repo) {
+            let (repos, whole) = nested_git_within(root, depth, dirs);
+            for repo in repos {
+                // One found now but not at the start may have been there all along, beyond
+                // the first walk's reach (or pushed into it): only one whose `.git` changed
+                // since the command started is its.
+                if !before.contains(&repo) && changed_since(&repo, self.since) {
                     notes.push(quarantine(&repo, "created"));
                 }
+            }
+            if !whole && depth == usize::MAX {
+                notes.push(format!(
+                    "protected: {} holds more than {dirs} directories, and only the first were searched for repositories the command may have made; look for new `.git` directories there before you run git in them",
+                    root.display()
+                ));
             }
         }
         notes
@@ -206,13 +258,27 @@ const NESTED_GIT_DIRS: usize = 1024;
 /// [`NESTED_GIT_DIRS`] directories in all, so a huge tree costs a bounded look. Links are not
 /// followed; the root's own `.git` is in [`PROTECTED`] already.
 fn nested_git(root: &std::path::Path) -> Vec<PathBuf> {
+    nested_git_within(root, NESTED_GIT_DEPTH, NESTED_GIT_DIRS).0
+}
+
+/// How many directories the last check of a command that ran opaque code searches for new
+/// repositories.
+const THOROUGH_DIRS: usize = 200_000;
+
+/// [`nested_git`] at most `max_depth` levels down and over `max_dirs` directories, and whether
+/// that was every directory.
+fn nested_git_within(
+    root: &std::path::Path,
+    max_depth: usize,
+    max_dirs: usize,
+) -> (Vec<PathBuf>, bool) {
     let mut found = Vec::new();
     let mut queue = std::collections::VecDeque::from([(root.to_path_buf(), 0usize)]);
     let mut visited = 0;
     while let Some((dir, depth)) = queue.pop_front() {
         visited += 1;
-        if visited > NESTED_GIT_DIRS {
-            break;
+        if visited > max_dirs {
+            return (found, false);
         }
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
@@ -228,12 +294,12 @@ fn nested_git(root: &std::path::Path) -> Vec<PathBuf> {
                 }
                 continue;
             }
-            if kind.is_dir() && depth < NESTED_GIT_DEPTH {
+            if kind.is_dir() && depth < max_depth {
                 queue.push_back((entry.path(), depth + 1));
             }
         }
     }
-    found
+    (found, true)
 }
 
 /// How many directories, and how many covered paths, [`glob_covered`] deals with before it
@@ -758,6 +824,7 @@ pub(crate) fn plan(
         &sandbox.protected,
         writable.iter().map(|r| (r.clone(), nested_in(r))).collect(),
         git_allowed,
+        !analysis.opaque_programs().is_empty(),
     );
     Ok(Plan {
         analysis,

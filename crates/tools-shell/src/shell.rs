@@ -241,7 +241,7 @@ impl Tool for Shell {
                 () = tokio::time::sleep(crate::plan::GUARD_EVERY) => notes.extend(plan.guard.check()),
             }
         };
-        notes.extend(plan.guard.check());
+        notes.extend(plan.guard.check_last());
         let out = out?;
         let secs = args.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS);
         let mut text = if out.timed_out {

@@ -63,6 +63,16 @@ impl Tool for Browser {
         Annotations::ADDITIVE.open_world(true)
     }
 
+    const SAME_JOB: &'static [&'static str] = &["browser_open", "web_fetch"];
+
+    /// `open` does `browser_open`'s job and `read` does `web_fetch`'s: their rules hold too.
+    fn same_as(&self, args: &Self::Args) -> &'static [&'static str] {
+        match args.action {
+            BrowserAction::Open => &["browser_open"],
+            BrowserAction::Read => &["web_fetch"],
+        }
+    }
+
     fn access(&self, ctx: &ToolContext, args: &Self::Args) -> Result<Vec<Access>, ToolError> {
         match args.action {
             BrowserAction::Open => {

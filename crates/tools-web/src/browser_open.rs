@@ -125,6 +125,9 @@ impl Tool for BrowserOpen {
         Annotations::ADDITIVE.open_world(true)
     }
 
+    /// `browser` does the same job (`open`, `read`), and its rules hold here too.
+    const SAME_JOB: &'static [&'static str] = &["browser"];
+
     fn access(&self, ctx: &ToolContext, args: &Self::Args) -> Result<Vec<Access>, ToolError> {
         let url = check_open(&self.shared, ctx, &args.url)?;
         Ok(vec![Access::Network {

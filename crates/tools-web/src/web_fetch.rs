@@ -154,6 +154,9 @@ impl Tool for WebFetch {
         Annotations::READ_ONLY.open_world(true)
     }
 
+    /// `browser` does the same job (`open`, `read`), and its rules hold here too.
+    const SAME_JOB: &'static [&'static str] = &["browser"];
+
     fn access(&self, ctx: &ToolContext, args: &Self::Args) -> Result<Vec<Access>, ToolError> {
         check_window(args.max_chars)?;
         page_access(&self.shared, ctx, &args.url, args.raw.unwrap_or(false))

@@ -174,3 +174,65 @@ async fn allow_maps_hold_under_a_profiles_names() {
     assert!(!names.contains(&"jot".to_string()), "{names:?}");
     assert!(names.contains(&"look_up".to_string()), "{names:?}");
 }
+
+/// A tool that does another's job (`schedule` does `cron_add`'s) is withheld from an agent
+/// whose allow map refuses that other tool (round 16: `cron_add = false` left `schedule`
+/// offered). Twin: a map that refuses an unrelated tool still offers it.
+#[tokio::test]
+async fn allow_maps_hold_for_tools_that_do_the_same_job() {
+    #[derive(Debug, Clone, Default)]
+    struct Journal;
+    #[async_trait::async_trait]
+    impl tool_core::Tool for Journal {
+        const NAME: &'static str = "journal";
+        type Args = super::NoteArgs;
+        const SAME_JOB: &'static [&'static str] = &["note"];
+        fn description(&self) -> String {
+            "Write a note in the journal.".into()
+        }
+        fn annotations(&self) -> tool_core::Annotations {
+            tool_core::Annotations::ADDITIVE
+        }
+        fn access(
+            &self,
+            _ctx: &tool_core::ToolContext,
+            _args: &super::NoteArgs,
+        ) -> Result<Vec<tool_core::Access>, tool_core::ToolError> {
+            Ok(Vec::new())
+        }
+        async fn call(
+            &self,
+            _ctx: &tool_core::ToolContext,
+            args: super::NoteArgs,
+        ) -> Result<tool_core::ToolOutput, tool_core::ToolError> {
+            Ok(tool_core::ToolOutput::text(args.text))
+        }
+    }
+    for (refused, offered) in [("note", false), ("wait_pair", true)] {
+        let model = Scripted::new(vec![vec![text("done")]]);
+        let (mut registry, _t) = tools();
+        registry.register(tool_core::typed(Journal)).unwrap();
+        let (rt, _) = runtime(Arc::clone(&model), registry);
+        let rt = Arc::new(rt);
+        let mut agent = AgentSpec::default_agent();
+        agent.tools = ToolFilter(
+            [("*".to_string(), true), (refused.to_string(), false)]
+                .into_iter()
+                .collect(),
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = context(dir.path(), Policy::supervised());
+        let mut messages = vec![Message::user("go")];
+        rt.run(&agent, &mut messages, &ctx, None).await.unwrap();
+        let names: Vec<String> = model.requests()[0]
+            .tools
+            .iter()
+            .map(|s| s.name.clone())
+            .collect();
+        assert_eq!(
+            names.contains(&"journal".to_string()),
+            offered,
+            "{refused} = false: {names:?}"
+        );
+    }
+}

@@ -311,3 +311,130 @@ async fn a_link_is_judged_as_the_file_it_leads_to() {
         }
     }
 }
+
+/// Two tools that do the same job meet each other's rules: a rule on `cron_add` holds for
+/// `schedule` with `once`, one on `schedule` for `cron_add`, one on `browser_open` or
+/// `web_fetch` for `browser` with `open` or `read`, and the reverse (round 16: each named one
+/// and left the other open). Each row's twin is the same call under a rule on a tool whose job
+/// it does not do, which must not refuse it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rule_holds_for_every_tool_that_does_the_same_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let base = r#"
+[policy]
+autonomy = "full"
+allow_http = true
+allowed_hosts = ["127.0.0.1"]
+[web]
+browser_command = ["true"]
+allow_loopback_for_tests = ["127.0.0.1"]
+"#;
+    let once = json!({"action": "once", "delay": "1h", "command": "echo hi"});
+    let add = json!({"delay": "1h", "command": "echo hi"});
+    let page = "http://127.0.0.1:9/";
+    let rows: Vec<(&str, &str, Value, &str)> = vec![
+        // (rule on, call, arguments, a rule that must not refuse it)
+        ("cron_add", "schedule", once.clone(), "cron_remove"),
+        ("schedule", "cron_add", add.clone(), "cron_remove"),
+        (
+            "cron_list",
+            "schedule",
+            json!({"action": "list"}),
+            "cron_add",
+        ),
+        ("schedule", "cron_list", json!({}), "cron_add"),
+        (
+            "cron_remove",
+            "schedule",
+            json!({"action": "cancel", "job_id": 1}),
+            "cron_add",
+        ),
+        ("schedule", "cron_remove", json!({"job_id": 1}), "cron_add"),
+        (
+            "cron_update",
+            "schedule",
+            json!({"action": "pause", "job_id": 1}),
+            "cron_add",
+        ),
+        (
+            "schedule",
+            "cron_update",
+            json!({"job_id": 1, "paused": true}),
+            "cron_add",
+        ),
+        (
+            "cron_runs",
+            "schedule",
+            json!({"action": "get", "job_id": 1}),
+            "cron_add",
+        ),
+        ("schedule", "cron_runs", json!({"job_id": 1}), "cron_add"),
+        (
+            "web_fetch",
+            "browser",
+            json!({"action": "read", "url": page}),
+            "browser_open",
+        ),
+        ("browser", "web_fetch", json!({"url": page}), "browser_open"),
+        (
+            "browser_open",
+            "browser",
+            json!({"action": "open", "url": "https://127.0.0.1:9/"}),
+            "web_fetch",
+        ),
+        (
+            "browser",
+            "browser_open",
+            json!({"url": "https://127.0.0.1:9/"}),
+            "web_fetch",
+        ),
+    ];
+    for (rule, tool, args, other) in rows {
+        for (ruled, must_refuse) in [(rule, true), (other, false)] {
+            let text = format!("{base}[policy.rules]\n\"{ruled}\" = \"deny\"\n");
+            let c = config(&text, &dir.path().join("data"));
+            let ctx = ToolContext::new(
+                Workspace::local(&ws).unwrap(),
+                Arc::new(c.policy().unwrap()),
+                Arc::new(Limits::default()),
+            );
+            let stack = Stack::new(toolshed_cli::registry_for(&c, None).unwrap());
+            let outcome = denied(&stack, &ctx, tool, &args).await;
+            if must_refuse {
+                assert_eq!(outcome, None, "`{ruled}` = deny did not stop {tool} {args}");
+            } else {
+                assert!(
+                    outcome.is_some(),
+                    "`{ruled}` = deny refused {tool} {args}, whose job it does not do"
+                );
+            }
+        }
+    }
+}
+
+/// Doing the same job goes both ways, and names tools that exist: when `schedule` does
+/// `cron_add`'s job, `cron_add` does `schedule`'s, so a rule or an allow map on either holds
+/// for both.
+#[test]
+fn the_same_job_is_named_both_ways() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = config("[policy]\nautonomy = \"full\"\n", &dir.path().join("data"));
+    let registry = toolshed_cli::registry_for(&c, None).unwrap();
+    let mut pairs = 0;
+    for name in registry.names() {
+        for other in registry.same_job(name) {
+            assert!(
+                registry.offers(other),
+                "{name} names {other}, which no tool is"
+            );
+            assert!(
+                registry.same_job(other).contains(&name),
+                "{name} does {other}'s job, but {other} does not say it does {name}'s"
+            );
+            pairs += 1;
+        }
+    }
+    assert!(pairs >= 14, "{pairs}");
+}

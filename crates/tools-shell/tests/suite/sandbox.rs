@@ -407,6 +407,38 @@ async fn a_protected_link_cannot_be_replaced() {
     assert_eq!(std::fs::read_to_string(fx.path("other/x")).unwrap(), "new");
 }
 
+/// A repository that opaque code makes anywhere in the tree is renamed aside when the command
+/// ends, beyond the first walk's 1,024 directories and twelve levels too (round 16: `git init
+/// aa/d0005/r` in a workspace of 1,200 directories stayed, and the user's next `git status`
+/// there ran its `core.fsmonitor`). Twin: a repository that was there before the command, just
+/// as far down, stays.
+#[tokio::test]
+async fn a_repository_made_far_down_is_renamed_aside() {
+    let fx = Fixture::new();
+    for i in 0..1100 {
+        std::fs::create_dir_all(fx.path(&format!("aa/d{i:04}"))).unwrap();
+    }
+    let deep: String = (0..14).map(|i| format!("n{i}/")).collect();
+    std::fs::create_dir_all(fx.path("aa/d1090/old/.git")).unwrap();
+    std::fs::create_dir_all(fx.path(&format!("{deep}old/.git"))).unwrap();
+    // Older than the command by more than the guard's allowance for coarse clocks.
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let made = ["aa/d1050/r", &format!("{deep}r")];
+    let list: Vec<String> = made.iter().map(|d| format!("'{d}'")).collect();
+    let script = format!(
+        "python3 -c \"import os\nfor d in [{}]:\n    os.makedirs(d + '/.git')\n    open(d + '/.git/config', 'w').write('[core]\\n\\tfsmonitor = touch PWN\\n')\"",
+        list.join(", ")
+    );
+    let out = fx.sh(Policy::full(), &script).await.unwrap();
+    let t = out.joined_text();
+    for d in made {
+        assert!(!fx.path(&format!("{d}/.git")).exists(), "{d}: {t}");
+        assert!(t.contains(&format!("{d}/.git")), "{d}: {t}");
+    }
+    assert!(fx.path("aa/d1090/old/.git").is_dir(), "{t}");
+    assert!(fx.path(&format!("{deep}old/.git")).is_dir(), "{t}");
+}
+
 /// A denied program is masked where the view shows it, and a denied program that lives where
 /// the view does not reach (the hidden $HOME) does not stop other commands from starting.
 #[tokio::test]

@@ -209,6 +209,15 @@ impl Walker {
         value: Value,
         exported: bool,
     ) -> Result<(), Unknown> {
+        // bash's command and alias tables map a name to another program, as `hash -p` does:
+        // `BASH_CMDS[ls]=/usr/bin/tar; ls …` runs tar under a name the rules do not see
+        // (round 16: asked, so `--yes` ran a denied program). Refused in every spelling that
+        // sets it (`declare`, `read`, `printf -v`, a nameref …).
+        if matches!(name, "BASH_CMDS" | "BASH_ALIASES") {
+            return Err(Unknown(format!(
+                "setting `{name}` maps a command name to another program; call the program by path instead"
+            )));
+        }
         self.vars.push((name.to_string(), value));
         let (risk, reason) = if dangerous(name) {
             (
