@@ -289,6 +289,66 @@ async fn no_network_means_no_abstract_sockets_of_the_host() {
     drop(listener);
 }
 
+/// Without the network, the view makes no network namespace where Landlock (ABI 6) and seccomp
+/// hold instead (it costs about 2 ms a command), so each way a network namespace would close
+/// must stay closed without it: a TCP listener and a UDP socket of the host on loopback, an
+/// abstract Unix socket, netlink, packet and VM sockets. Twin: a pathname Unix socket in the
+/// workspace, which no network namespace hides either, still works.
+#[tokio::test]
+async fn without_the_network_every_socket_family_but_unix_is_closed() {
+    if !kernel_has_user_namespaces() {
+        return;
+    }
+    use std::os::linux::net::SocketAddrExt;
+    let fx = Fixture::new();
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = tcp.local_addr().unwrap().port();
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let uport = udp.local_addr().unwrap().port();
+    let name = format!("toolshed-family-test-{}", std::process::id());
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+    let _abstract = std::os::unix::net::UnixListener::bind_addr(&addr).unwrap();
+    let _path = std::os::unix::net::UnixListener::bind(fx.root.join("w.sock")).unwrap();
+    let script = format!(
+        r#"python3 - <<'PY'
+import socket
+tries = {{
+    "tcp": lambda: socket.create_connection(("127.0.0.1", {port}), timeout=2),
+    "udp": lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"x", ("127.0.0.1", {uport})),
+    "tcp6": lambda: socket.socket(socket.AF_INET6),
+    "abstract": lambda: socket.socket(socket.AF_UNIX).connect(b"\0{name}"),
+    "netlink": lambda: socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0),
+    "packet": lambda: socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0),
+    "vsock": lambda: socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM),
+    "path": lambda: socket.socket(socket.AF_UNIX).connect("w.sock"),
+}}
+for what, attempt in tries.items():
+    try:
+        attempt()
+        print("OPEN", what)
+    except OSError as e:
+        print("closed", what, e.errno)
+PY"#
+    );
+    let out = sandboxed(&fx, view(&fx), &script).await;
+    let text = out.output.clone();
+    for what in [
+        "tcp", "udp", "tcp6", "abstract", "netlink", "packet", "vsock",
+    ] {
+        assert!(
+            text.contains(&format!("closed {what} ")),
+            "{what} is reachable without the network: {text}"
+        );
+    }
+    assert!(text.contains("OPEN path"), "twin: {text}");
+    let status = out.sandbox.expect("a sandbox status");
+    if landlock_abi() >= 6 {
+        assert!(!status.namespaces.contains("net"), "{status:?}");
+    } else {
+        assert!(status.namespaces.contains("net"), "{status:?}");
+    }
+}
+
 /// Layers that hold with or without namespaces: a session of its own (no controlling
 /// terminal), the file-size limit, and (as root, where the kernel would otherwise allow it)
 /// no TIOCSTI.
