@@ -139,14 +139,19 @@ fn canonical(path: &Path) -> Option<PathBuf> {
 /// parents are real directories: each directory above `path` (`false`) and each symbolic link,
 /// `path` included (`true`). The walk follows each link to go on, and stops where a name is
 /// missing or leads out of the root.
-fn on_the_way(writable: &[PathBuf], path: &Path) -> Vec<(PathBuf, bool)> {
+fn on_the_way(writable: &[(PathBuf, PathBuf)], path: &Path) -> Vec<(PathBuf, bool)> {
     let mut found = Vec::new();
-    let Some(root) = writable.iter().filter(|w| path.starts_with(w)).max() else {
+    let Some((root, base)) = writable
+        .iter()
+        .filter(|(w, _)| path.starts_with(w))
+        .max_by(|a, b| a.0.cmp(&b.0))
+    else {
         return found;
     };
-    let (Some(base), Ok(rest)) = (canonical(root), path.strip_prefix(root)) else {
+    let Ok(rest) = path.strip_prefix(root) else {
         return found;
     };
+    let base = base.clone();
     let names: Vec<_> = rest.components().collect();
     let mut cur = base.clone();
     for (i, name) in names.iter().enumerate() {
@@ -273,6 +278,13 @@ pub(crate) fn prepare(view: &View) -> Result<Prepared, String> {
 
     // The trees: /tmp, $HOME, readable and writable roots, parents before children, so a
     // writable root inside a readable one (or inside $HOME) is mounted on top of it.
+    // Each writable root as given and canonical, resolved once.
+    let roots: Vec<(PathBuf, PathBuf)> = view
+        .writable
+        .iter()
+        .filter_map(|w| canonical(w).map(|c| (w.clone(), c)))
+        .collect();
+    let writable: Vec<PathBuf> = roots.iter().map(|(_, c)| c.clone()).collect();
     let mut trees: Vec<(PathBuf, PathBuf, bool)> = Vec::new(); // (host source, view path, readonly)
     trees.push((view.tmp.clone(), PathBuf::from("/tmp"), false));
     if let Some((host, at)) = &view.home
@@ -287,10 +299,8 @@ pub(crate) fn prepare(view: &View) -> Result<Prepared, String> {
             trees.push((c.clone(), c, true));
         }
     }
-    for w in &view.writable {
-        if let Some(c) = canonical(w) {
-            trees.push((c.clone(), c, false));
-        }
+    for c in &writable {
+        trees.push((c.clone(), c.clone(), false));
     }
     trees.sort_by_key(|(_, at, _)| at.components().count());
     for (src, at, readonly) in &trees {
@@ -313,14 +323,13 @@ pub(crate) fn prepare(view: &View) -> Result<Prepared, String> {
     // protected path itself) is bound onto itself the same way: the read-only mount is on the
     // directory it leads to, and without its own mount the link is an entry in a writable
     // directory that a command could remove and replace with a real `.git` of its own.
-    let writable: Vec<PathBuf> = view.writable.iter().filter_map(|w| canonical(w)).collect();
     let mut anchors: std::collections::BTreeSet<(usize, PathBuf, bool)> =
         std::collections::BTreeSet::new();
     let mut anchor = |path: &Path, is_link: bool| {
         anchors.insert((path.components().count(), path.to_path_buf(), is_link));
     };
     for p in &view.protected {
-        for (path, is_link) in on_the_way(&view.writable, p) {
+        for (path, is_link) in on_the_way(&roots, p) {
             anchor(&path, is_link);
         }
         let Some(c) = canonical(p) else { continue };
@@ -355,12 +364,7 @@ pub(crate) fn prepare(view: &View) -> Result<Prepared, String> {
     // (they are inside a bound tree), so nothing is created for them.
     for p in &view.protected {
         let Some(c) = canonical(p) else { continue };
-        if !view
-            .writable
-            .iter()
-            .filter_map(|w| canonical(w))
-            .any(|w| c.starts_with(&w))
-        {
+        if !writable.iter().any(|w| c.starts_with(w)) {
             continue; // outside every writable root: read-only already
         }
         ops.push(Op::Bind {
