@@ -181,6 +181,113 @@ pub fn visible(text: &str, newlines: bool) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// Tools that touch the same kind of thing, each group with the kind rule that holds for all of
+/// them: a rule on one tool of a group is that tool's alone.
+const SHARED_ACCESS: &[(&str, &str, &[&str])] = &[
+    (
+        "read",
+        "read paths",
+        &[
+            "file_read",
+            "grep",
+            "find_files",
+            "list_dir",
+            "git_operations",
+            "image_info",
+            "shell",
+        ],
+    ),
+    (
+        "write",
+        "write paths",
+        &[
+            "file_write",
+            "file_append",
+            "file_edit",
+            "patch_apply",
+            "delete_file",
+            "make_dir",
+            "image_edit",
+            "git_operations",
+            "shell",
+        ],
+    ),
+    ("read", "read memories", &["memory_recall", "memory_list"]),
+    (
+        "write",
+        "change memories",
+        &["memory_store", "memory_forget"],
+    ),
+    (
+        "network",
+        "fetch pages",
+        &["http_request", "web_fetch", "browser"],
+    ),
+];
+
+/// Warnings about `ask` and `deny` rules that name one tool of a group whose other tools reach
+/// the same things (`"file_read(secrets/**)" = "deny"` leaves `grep` free to print
+/// `secrets/`), each naming the kind rule that holds for every tool (round 17). The rule keeps
+/// its meaning; the user learns what it leaves open.
+pub fn rule_warnings(config: &config::Config, registry: &Registry) -> Vec<String> {
+    let specs = config
+        .policy
+        .rules
+        .iter()
+        .map(|(s, d)| (s.as_str(), *d))
+        .chain(config.workspace_rules.iter().map(|(s, d)| (s.as_str(), *d)));
+    let mut out = Vec::new();
+    for (spec, decision) in specs {
+        if decision == tool_core::Decision::Allow {
+            continue;
+        }
+        let spec = spec.trim();
+        let (tool, pattern) = match spec.split_once('(') {
+            Some((t, rest)) => (
+                t.trim(),
+                Some(rest.strip_suffix(')').unwrap_or(rest).trim()),
+            ),
+            None => (spec, None),
+        };
+        // A shell rule names commands; what commands touch is the view's business.
+        if tool == "shell" {
+            continue;
+        }
+        for (kind, what, tools) in SHARED_ACCESS {
+            if !tools.contains(&tool) {
+                continue;
+            }
+            let others: Vec<&str> = tools
+                .iter()
+                .copied()
+                .filter(|t| *t != tool && registry.offers(t))
+                .collect();
+            if others.is_empty() {
+                continue;
+            }
+            let subject = match (*kind, pattern) {
+                ("network", p) => p.unwrap_or("*").to_string(),
+                (_, Some(p)) if !what.ends_with("memories") => p.to_string(),
+                _ if what.ends_with("memories") => "memory".to_string(),
+                _ => "**".to_string(),
+            };
+            out.push(format!(
+                "toolshed: warning: the rule `{spec}` holds for `{tool}` alone; {} {what} too. To hold for every tool, write `\"{kind}({subject})\" = \"{}\"` instead (or beside it).",
+                others
+                    .iter()
+                    .map(|t| format!("`{t}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                match decision {
+                    tool_core::Decision::Deny => "deny",
+                    _ => "ask",
+                }
+            ));
+        }
+    }
+    out
+}
+
 /// Refuses `[policy.rules]` (and `[agents.*] tools`) that name a tool by a profile's alias:
 /// rules are matched against canonical names, and an alias means different tools in different
 /// profiles (`write_file` is sneakycode's `file_write` and hrns's `file_edit`), so a rule written

@@ -406,6 +406,9 @@ impl Session {
         let mut registry = toolshed_cli::registry_for(&config, profile.as_deref())?;
         toolshed_cli::import_mcp_servers(&config, &mut registry).await?;
         toolshed_cli::check_rule_names(&config)?;
+        for warning in toolshed_cli::rule_warnings(&config, &registry) {
+            eprintln!("{}", toolshed_cli::visible(&warning, true));
+        }
         let policy = config.policy()?;
         let limits = config.limits();
         let ws = match (&sqlite, volume) {

@@ -198,6 +198,7 @@ impl Jobs {
             let mut capped = false;
             // While the job runs, a protected path it creates is renamed aside within a
             // quarter of a second, so a `toolshed` that starts meanwhile does not read it.
+            // A job that makes a protected path again after it was renamed aside is stopped.
             let watch = async {
                 loop {
                     tokio::time::sleep(crate::plan::GUARD_EVERY).await;
@@ -208,6 +209,18 @@ impl Jobs {
                         for note in notes {
                             s.ring.push(format!("\n{note}\n").as_bytes());
                         }
+                    }
+                    if let Some(path) = watch_guard.remade() {
+                        if let Ok(mut s) = watch_state.lock() {
+                            s.ring.push(
+                                format!(
+                                    "\nprotected: the job was stopped: it made {} again after it was renamed aside\n",
+                                    path.display()
+                                )
+                                .as_bytes(),
+                            );
+                        }
+                        break;
                     }
                 }
             };

@@ -50,6 +50,8 @@ pub(crate) struct Guard {
     /// clock, and some filesystems round to two seconds): a repository is new if its `.git`
     /// changed since (a rename changes it too).
     since: std::time::SystemTime,
+    /// The paths renamed aside so far, shared by the checks of one command.
+    moved: std::sync::Arc<std::sync::Mutex<Vec<PathBuf>>>,
 }
 
 /// How often a running command's protected paths are checked.
@@ -162,6 +164,7 @@ impl Guard {
             roots: if repos_allowed { Vec::new() } else { roots },
             thorough,
             since: std::time::SystemTime::now() - std::time::Duration::from_secs(2),
+            moved: std::sync::Arc::default(),
         }
     }
 
@@ -183,6 +186,26 @@ impl Guard {
         }
     }
 
+    /// Notes that `path` was renamed aside.
+    fn record(&self, path: &std::path::Path) {
+        if let Ok(mut moved) = self.moved.lock() {
+            moved.push(path.to_path_buf());
+        }
+    }
+
+    /// Whether some path was renamed aside more than once: the command made it again after
+    /// it was moved (round 16: a background job that renamed the quarantined copy back every
+    /// few milliseconds kept a denied path's content in place between checks). Such a
+    /// command is stopped.
+    pub(crate) fn remade(&self) -> Option<PathBuf> {
+        let moved = self.moved.lock().ok()?;
+        moved
+            .iter()
+            .enumerate()
+            .find(|(i, p)| moved[..*i].contains(p))
+            .map(|(_, p)| p.clone())
+    }
+
     fn check_within(&self, depth: usize, dirs: usize) -> Vec<String> {
         let mut notes = Vec::new();
         for (p, before) in &self.paths {
@@ -196,6 +219,7 @@ impl Guard {
                 "replaced"
             };
             notes.push(quarantine(p, what));
+            self.record(p);
             // A link is put back as it was (a file's content is gone with it; the namespace
             // view keeps both from being replaced where it holds).
             if let Some(Identity {
@@ -219,6 +243,7 @@ impl Guard {
                 // since the command started is its.
                 if !before.contains(&repo) && changed_since(&repo, self.since) {
                     notes.push(quarantine(&repo, "created"));
+                    self.record(&repo);
                 }
             }
             if !whole && depth == usize::MAX {

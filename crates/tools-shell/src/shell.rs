@@ -232,16 +232,36 @@ impl Tool for Shell {
 
         // While the command runs, and when it has ended, a protected path it created or
         // replaced is renamed aside (see `plan::Guard`).
-        let running = run(spec, ctx);
+        // A command that makes a protected path again after it was renamed aside is stopped
+        // (through its own cancellation, which kills it and all it started).
+        let mut run_ctx = ctx.clone();
+        run_ctx.cancel = ctx.cancel.child_token();
+        let running = run(spec, &run_ctx);
         tokio::pin!(running);
         let mut notes = Vec::new();
+        let mut stopped = None;
         let out = loop {
             tokio::select! {
                 out = &mut running => break out,
-                () = tokio::time::sleep(crate::plan::GUARD_EVERY) => notes.extend(plan.guard.check()),
+                () = tokio::time::sleep(crate::plan::GUARD_EVERY) => {
+                    notes.extend(plan.guard.check());
+                    if stopped.is_none()
+                        && let Some(path) = plan.guard.remade()
+                    {
+                        stopped = Some(path);
+                        run_ctx.cancel.cancel();
+                    }
+                }
             }
         };
         notes.extend(plan.guard.check_last());
+        if let Some(path) = stopped {
+            return Err(ToolError::Denied(format!(
+                "The command was stopped: it made {} again after it was renamed aside as a protected path (Toolshed's configuration, git's own files or a path the rules keep). {} Do not retry it; leave protected paths alone.",
+                path.display(),
+                notes.join(" ")
+            )));
+        }
         let out = out?;
         let secs = args.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS);
         let mut text = if out.timed_out {

@@ -148,3 +148,61 @@ fn rules_under_unknown_names_are_refused_at_start() {
         }
     }
 }
+
+/// A rule that asks or refuses by one tool's name, where other tools reach the same things, is
+/// kept, with a warning at start that names those tools and the kind rule that holds for all
+/// (round 17: `file_read(secrets/**)` left `grep` free to print `secrets/`). Twins: the kind
+/// rule itself, an allow rule, a shell rule and a tool of its own get no warning.
+#[test]
+fn rules_on_one_of_several_tools_warn_at_start() {
+    for (rule, decision, hint) in [
+        (
+            "file_read(secrets/**)",
+            "deny",
+            Some("\"read(secrets/**)\" = \"deny\""),
+        ),
+        (
+            "file_write(src/**)",
+            "ask",
+            Some("\"write(src/**)\" = \"ask\""),
+        ),
+        ("memory_recall", "deny", Some("\"read(memory)\" = \"deny\"")),
+        ("http_request", "deny", Some("\"network(*)\" = \"deny\"")),
+        ("read(secrets/**)", "deny", None),
+        ("file_read(secrets/**)", "allow", None),
+        ("shell(tar*)", "deny", None),
+        ("cron_add", "deny", None),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("user.toml");
+        std::fs::write(
+            &config,
+            format!("[policy.rules]\n\"{rule}\" = \"{decision}\"\n"),
+        )
+        .unwrap();
+        let ws = dir.path().display().to_string();
+        let cfg = config.display().to_string();
+        let o = super::toolshed_raw(
+            dir.path(),
+            &[
+                "--config",
+                &cfg,
+                "--workspace",
+                &ws,
+                "call",
+                "list_dir",
+                "{}",
+            ],
+            None,
+        );
+        let err = super::stderr(&o);
+        assert!(o.status.success(), "{rule}: {err}");
+        match hint {
+            Some(hint) => assert!(
+                err.contains("warning") && err.contains(hint),
+                "{rule} = {decision}: {err}"
+            ),
+            None => assert!(!err.contains("warning"), "{rule} = {decision}: {err}"),
+        }
+    }
+}

@@ -304,13 +304,9 @@ mod imp {
         landlock_fd: Option<Arc<OwnedFd>>,
         landlock: String,
         fs_enforced: bool,
-        /// The Landlock ABI the ruleset was made for (0 without one).
-        abi: i32,
         seccomp: Option<Arc<Vec<libc::sock_filter>>>,
         seccomp_text: String,
         net_enforced: bool,
-        /// Whether seccomp refuses every socket family but AF_UNIX.
-        sockets_fenced: bool,
     }
 
     impl Layers {
@@ -328,13 +324,8 @@ mod imp {
                 }
             }
             let sandbox = &sandbox;
-            let (landlock_fd, landlock, fs_enforced, abi) = match landlock_abi() {
-                Err(why) => (
-                    None,
-                    format!("not available on this kernel: {why}"),
-                    false,
-                    0,
-                ),
+            let (landlock_fd, landlock, fs_enforced) = match landlock_abi() {
+                Err(why) => (None, format!("not available on this kernel: {why}"), false),
                 Ok(version) => match ruleset(version, sandbox, in_view) {
                     Ok(fd) => {
                         let text = if version >= 3 {
@@ -344,49 +335,37 @@ mod imp {
                                 "partially enforced (ABI v{version}: truncating files outside the workspace is not covered)"
                             )
                         };
-                        (Some(Arc::new(fd)), text, true, version)
+                        (Some(Arc::new(fd)), text, true)
                     }
-                    Err(why) => (None, format!("not applied: {why}"), false, 0),
+                    Err(why) => (None, format!("not applied: {why}"), false),
                 },
             };
-            let (seccomp, seccomp_text, net_enforced, sockets_fenced) =
-                match bpf_program(!sandbox.allow_network) {
-                    Some(prog) if sandbox.allow_network => (
-                        Some(Arc::new(prog)),
-                        "network allowed by policy; terminal injection blocked".to_string(),
-                        true,
-                        false,
-                    ),
-                    Some(prog) => (
-                        Some(Arc::new(prog)),
-                        "network blocked; terminal injection blocked".to_string(),
-                        true,
-                        true,
-                    ),
-                    None => (
-                        None,
-                        "not available on this architecture: network and terminal injection are not blocked"
-                            .to_string(),
-                        sandbox.allow_network,
-                        false,
-                    ),
-                };
+            let (seccomp, seccomp_text, net_enforced) = match bpf_program(!sandbox.allow_network) {
+                Some(prog) if sandbox.allow_network => (
+                    Some(Arc::new(prog)),
+                    "network allowed by policy; terminal injection blocked".to_string(),
+                    true,
+                ),
+                Some(prog) => (
+                    Some(Arc::new(prog)),
+                    "network blocked; terminal injection blocked".to_string(),
+                    true,
+                ),
+                None => (
+                    None,
+                    "not available on this architecture: network and terminal injection are not blocked"
+                        .to_string(),
+                    sandbox.allow_network,
+                ),
+            };
             Layers {
                 landlock_fd,
                 landlock,
                 fs_enforced,
-                abi,
                 seccomp,
                 seccomp_text,
                 net_enforced,
-                sockets_fenced,
             }
-        }
-
-        /// Whether these layers alone keep a run without network off every socket a network
-        /// namespace would hide.
-        fn fence_the_network(&self) -> bool {
-            self.sockets_fenced && self.landlock_fd.is_some() && self.abi >= 6
         }
     }
 
@@ -417,12 +396,12 @@ mod imp {
         let (view, namespaces, ns_enforced) = match planned {
             Err(why) => (None, why, false),
             Ok(mut view) => {
-                // Without the network, a network namespace only adds what Landlock's scope
-                // and seccomp hold already where both do: no Internet sockets (seccomp lets
-                // AF_UNIX alone through, Landlock refuses TCP too) and no abstract Unix socket
-                // made outside the command (Landlock ABI 6). It costs about 2 ms a command, so
-                // it is made only where they do not hold.
-                view.new_network = !sandbox.allow_network && !layers.fence_the_network();
+                // Without the network, the run gets a network namespace of its own. Landlock's
+                // scope and seccomp keep it from connecting out, but not from taking a free
+                // abstract Unix socket name and accepting a host program's connection (round
+                // 17: an X client handed its cookie to a listener on `@/tmp/.X11-unix/X77`):
+                // abstract names are per network namespace.
+                view.new_network = !sandbox.allow_network;
                 match namespace::prepare(&view) {
                     Ok(p) => {
                         let mut kinds = "user, mount, pid, ipc".to_string();

@@ -289,13 +289,15 @@ async fn no_network_means_no_abstract_sockets_of_the_host() {
     drop(listener);
 }
 
-/// Without the network, the view makes no network namespace where Landlock (ABI 6) and seccomp
-/// hold instead (it costs about 2 ms a command), so each way a network namespace would close
-/// must stay closed without it: a TCP listener and a UDP socket of the host on loopback, an
-/// abstract Unix socket, netlink, packet and VM sockets. Twin: a pathname Unix socket in the
-/// workspace, which no network namespace hides either, still works.
+/// Without the network, every way out of the run but a Unix socket is closed: a TCP listener
+/// and a UDP socket of the host on loopback, IPv6, an abstract Unix socket of the host,
+/// netlink, packet and VM sockets; and a host program cannot reach an abstract name the run
+/// listens on (round 17: without a network namespace of its own, a run listening on
+/// `@/tmp/.X11-unix/X77` got an X client's cookie; Landlock's scope covers connecting only).
+/// Twin: a pathname Unix socket in the workspace, which no network namespace hides, works.
 #[tokio::test]
 async fn without_the_network_every_socket_family_but_unix_is_closed() {
+    // (The run's own abstract listener, which a host program must not reach, is below.)
     if !kernel_has_user_namespaces() {
         return;
     }
@@ -342,11 +344,46 @@ PY"#
     }
     assert!(text.contains("OPEN path"), "twin: {text}");
     let status = out.sandbox.expect("a sandbox status");
-    if landlock_abi() >= 6 {
-        assert!(!status.namespaces.contains("net"), "{status:?}");
-    } else {
-        assert!(status.namespaces.contains("net"), "{status:?}");
-    }
+    assert!(status.namespaces.contains("net"), "{status:?}");
+
+    // The run listens on an abstract name; the host tries to connect while it does.
+    let squat = format!("toolshed-squat-test-{}", std::process::id());
+    let listen = format!(
+        r#"python3 - <<'PY'
+import socket
+s = socket.socket(socket.AF_UNIX)
+s.bind(b"\0{squat}")
+s.listen(1)
+s.settimeout(3)
+print("LISTENING", flush=True)
+try:
+    c, _ = s.accept()
+    print("ACCEPTED")
+except OSError as e:
+    print("alone", e)
+PY"#
+    );
+    let host = {
+        let squat = squat.clone();
+        std::thread::spawn(move || {
+            let addr =
+                std::os::unix::net::SocketAddr::from_abstract_name(squat.as_bytes()).unwrap();
+            for _ in 0..25 {
+                if std::os::unix::net::UnixStream::connect_addr(&addr).is_ok() {
+                    return true;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            false
+        })
+    };
+    let out = sandboxed(&fx, view(&fx), &listen).await;
+    let reached = host.join().unwrap();
+    assert!(out.output.contains("LISTENING"), "{out:?}");
+    assert!(
+        !reached && !out.output.contains("ACCEPTED"),
+        "a host program reached the run's abstract socket: {out:?}"
+    );
 }
 
 /// Layers that hold with or without namespaces: a session of its own (no controlling

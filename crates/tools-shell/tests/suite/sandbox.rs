@@ -439,6 +439,69 @@ async fn a_repository_made_far_down_is_renamed_aside() {
     assert!(fx.path(&format!("{deep}old/.git")).is_dir(), "{t}");
 }
 
+/// A command that makes a protected path again after it was renamed aside is stopped, in the
+/// foreground and in the background (round 16: a job that renamed the quarantined copy back
+/// every few milliseconds kept it in place between checks). Twin: a command that keeps
+/// making an ordinary file runs to its end.
+#[tokio::test]
+async fn a_command_that_remakes_a_protected_path_is_stopped() {
+    let fx = Fixture::new();
+    let script = |name: &str, done: &str| {
+        format!(
+            "python3 -c \"import os, time\nfor i in range(30):\n    if not os.path.exists('{name}'):\n        open('{name}', 'w').write('[policy]')\n    time.sleep(0.1)\nopen('{done}', 'w').write('x')\""
+        )
+    };
+    let got = fx
+        .sh(Policy::full(), &script("toolshed.toml", "fg-done"))
+        .await;
+    let err = got.expect_err("the command is stopped");
+    assert_eq!(err.kind(), tool_core::ErrorKind::Denied, "{err}");
+    assert!(err.to_string().contains("again"), "{err}");
+    assert!(!fx.path("fg-done").exists());
+    assert!(!fx.path("toolshed.toml").exists());
+
+    let started = fx
+        .call(
+            Policy::full(),
+            "shell",
+            serde_json::json!({"command": script(".toolshed", "bg-done"), "background": true}),
+        )
+        .await
+        .unwrap();
+    let id = started.structured.unwrap()["job_id"].as_u64().unwrap();
+    let mut seen = String::new();
+    for _ in 0..100 {
+        let out = fx
+            .call(
+                Policy::full(),
+                "job_output",
+                serde_json::json!({"job_id": id}),
+            )
+            .await
+            .unwrap();
+        seen.push_str(&out.joined_text());
+        if seen.contains("was stopped") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(seen.contains("was stopped"), "{seen}");
+    tokio::time::sleep(std::time::Duration::from_millis(3500)).await;
+    assert!(!fx.path("bg-done").exists(), "{seen}");
+    assert!(!fx.path(".toolshed").exists(), "{seen}");
+
+    let out = fx
+        .sh(Policy::full(), &script("notes.txt", "twin-done"))
+        .await
+        .unwrap();
+    assert!(
+        !out.joined_text().contains("protected"),
+        "{}",
+        out.joined_text()
+    );
+    assert!(fx.path("twin-done").exists());
+}
+
 /// A denied program is masked where the view shows it, and a denied program that lives where
 /// the view does not reach (the hidden $HOME) does not stop other commands from starting.
 #[tokio::test]
