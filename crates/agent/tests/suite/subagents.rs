@@ -154,23 +154,7 @@ async fn allow_maps_hold_under_a_profiles_names() {
         },
     ];
     let registry = registry.with_profile("seed", &aliases).unwrap();
-    let (rt, _) = runtime(Arc::clone(&model), registry);
-    let rt = Arc::new(rt);
-    let mut agent = AgentSpec::default_agent();
-    agent.tools = ToolFilter(
-        [("*".to_string(), true), ("note".to_string(), false)]
-            .into_iter()
-            .collect(),
-    );
-    let dir = tempfile::tempdir().unwrap();
-    let ctx = context(dir.path(), Policy::supervised());
-    let mut messages = vec![Message::user("go")];
-    rt.run(&agent, &mut messages, &ctx, None).await.unwrap();
-    let names: Vec<String> = model.requests()[0]
-        .tools
-        .iter()
-        .map(|s| s.name.clone())
-        .collect();
+    let names = offered(model, registry, "note").await;
     assert!(!names.contains(&"jot".to_string()), "{names:?}");
     assert!(names.contains(&"look_up".to_string()), "{names:?}");
 }
@@ -208,31 +192,41 @@ async fn allow_maps_hold_for_tools_that_do_the_same_job() {
             Ok(tool_core::ToolOutput::text(args.text))
         }
     }
-    for (refused, offered) in [("note", false), ("wait_pair", true)] {
+    for (refused, expected) in [("note", false), ("wait_pair", true)] {
         let model = Scripted::new(vec![vec![text("done")]]);
         let (mut registry, _t) = tools();
         registry.register(tool_core::typed(Journal)).unwrap();
-        let (rt, _) = runtime(Arc::clone(&model), registry);
-        let rt = Arc::new(rt);
-        let mut agent = AgentSpec::default_agent();
-        agent.tools = ToolFilter(
-            [("*".to_string(), true), (refused.to_string(), false)]
-                .into_iter()
-                .collect(),
-        );
-        let dir = tempfile::tempdir().unwrap();
-        let ctx = context(dir.path(), Policy::supervised());
-        let mut messages = vec![Message::user("go")];
-        rt.run(&agent, &mut messages, &ctx, None).await.unwrap();
-        let names: Vec<String> = model.requests()[0]
-            .tools
-            .iter()
-            .map(|s| s.name.clone())
-            .collect();
+        let names = offered(model, registry, refused).await;
         assert_eq!(
             names.contains(&"journal".to_string()),
-            offered,
+            expected,
             "{refused} = false: {names:?}"
         );
     }
+}
+
+/// The tool names the model is offered in one run of an agent whose allow map is every tool
+/// but `refused`.
+async fn offered(
+    model: Arc<Scripted>,
+    registry: tool_core::Registry,
+    refused: &str,
+) -> Vec<String> {
+    let (rt, _) = runtime(Arc::clone(&model), registry);
+    let rt = Arc::new(rt);
+    let mut agent = AgentSpec::default_agent();
+    agent.tools = ToolFilter(
+        [("*".to_string(), true), (refused.to_string(), false)]
+            .into_iter()
+            .collect(),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = context(dir.path(), Policy::supervised());
+    let mut messages = vec![Message::user("go")];
+    rt.run(&agent, &mut messages, &ctx, None).await.unwrap();
+    model.requests()[0]
+        .tools
+        .iter()
+        .map(|s| s.name.clone())
+        .collect()
 }

@@ -115,24 +115,7 @@ fn rules_under_unknown_names_are_refused_at_start() {
         ("write(/tmp/**)", None),
         ("shell(/usr/bin/tar*)", None),
     ] {
-        let dir = tempfile::tempdir().unwrap();
-        let config = dir.path().join("user.toml");
-        std::fs::write(&config, format!("[policy.rules]\n\"{rule}\" = \"deny\"\n")).unwrap();
-        let ws = dir.path().display().to_string();
-        let cfg = config.display().to_string();
-        let o = super::toolshed_raw(
-            dir.path(),
-            &[
-                "--config",
-                &cfg,
-                "--workspace",
-                &ws,
-                "call",
-                "list_dir",
-                "{}",
-            ],
-            None,
-        );
+        let o = list_dir_under_rule(rule, "deny");
         let known = (rule.starts_with("write(")
             || rule.starts_with("file_edit(")
             || rule.starts_with("shell("))
@@ -173,28 +156,7 @@ fn rules_on_one_of_several_tools_warn_at_start() {
         ("shell(tar*)", "deny", None),
         ("cron_add", "deny", None),
     ] {
-        let dir = tempfile::tempdir().unwrap();
-        let config = dir.path().join("user.toml");
-        std::fs::write(
-            &config,
-            format!("[policy.rules]\n\"{rule}\" = \"{decision}\"\n"),
-        )
-        .unwrap();
-        let ws = dir.path().display().to_string();
-        let cfg = config.display().to_string();
-        let o = super::toolshed_raw(
-            dir.path(),
-            &[
-                "--config",
-                &cfg,
-                "--workspace",
-                &ws,
-                "call",
-                "list_dir",
-                "{}",
-            ],
-            None,
-        );
+        let o = list_dir_under_rule(rule, decision);
         let err = super::stderr(&o);
         assert!(o.status.success(), "{rule}: {err}");
         match hint {
@@ -205,4 +167,31 @@ fn rules_on_one_of_several_tools_warn_at_start() {
             None => assert!(!err.contains("warning"), "{rule} = {decision}: {err}"),
         }
     }
+}
+
+/// `toolshed call list_dir {}` in a fresh workspace, under a user configuration with the one
+/// rule `"rule" = "decision"`.
+fn list_dir_under_rule(rule: &str, decision: &str) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("user.toml");
+    std::fs::write(
+        &config,
+        format!("[policy.rules]\n\"{rule}\" = \"{decision}\"\n"),
+    )
+    .unwrap();
+    let ws = dir.path().display().to_string();
+    let cfg = config.display().to_string();
+    super::toolshed_raw(
+        dir.path(),
+        &[
+            "--config",
+            &cfg,
+            "--workspace",
+            &ws,
+            "call",
+            "list_dir",
+            "{}",
+        ],
+        None,
+    )
 }

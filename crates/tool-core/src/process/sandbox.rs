@@ -417,29 +417,20 @@ mod imp {
                 }
             }
         };
-        let Layers {
-            landlock_fd,
-            landlock,
-            fs_enforced,
-            seccomp,
-            seccomp_text,
-            net_enforced,
-            ..
-        } = layers;
         Prepared {
             status: SandboxStatus {
-                landlock,
-                seccomp: seccomp_text,
+                landlock: layers.landlock,
+                seccomp: layers.seccomp_text,
                 namespaces,
                 namespaces_enforced: ns_enforced,
-                filesystem_enforced: fs_enforced,
-                network_enforced: net_enforced,
+                filesystem_enforced: layers.fs_enforced,
+                network_enforced: layers.net_enforced,
             },
             in_view: view.is_some(),
             inner: Inner {
                 view,
-                landlock_fd,
-                seccomp,
+                landlock_fd: layers.landlock_fd,
+                seccomp: layers.seccomp,
             },
         }
     }

@@ -101,6 +101,37 @@ impl Fixture {
     pub(crate) fn path(&self, rel: &str) -> PathBuf {
         self.root.join(rel)
     }
+
+    /// Starts `command` as a background job under `policy` and reads its output (for ten
+    /// seconds at most) until it holds `needle`; returns all it read.
+    pub(crate) async fn job_until(&self, policy: Policy, command: &str, needle: &str) -> String {
+        let started = self
+            .call(
+                policy.clone(),
+                "shell",
+                serde_json::json!({"command": command, "background": true}),
+            )
+            .await
+            .unwrap();
+        let id = started.structured.unwrap()["job_id"].as_u64().unwrap();
+        let mut seen = String::new();
+        for _ in 0..100 {
+            let out = self
+                .call(
+                    policy.clone(),
+                    "job_output",
+                    serde_json::json!({"job_id": id}),
+                )
+                .await
+                .unwrap();
+            seen.push_str(&out.joined_text());
+            if seen.contains(needle) {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        seen
+    }
 }
 
 /// The state letter of `pid`, if it exists.

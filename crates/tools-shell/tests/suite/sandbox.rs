@@ -215,31 +215,13 @@ async fn a_created_protected_path_is_renamed_aside() {
     // Twin: an ordinary file stays.
     assert!(fx.path("other.toml").exists());
 
-    let started = fx
-        .call(
+    let seen = fx
+        .job_until(
             Policy::full(),
-            "shell",
-            serde_json::json!({"command": "python3 -c 'import os; os.mkdir(\".toolshed\")'", "background": true}),
+            "python3 -c 'import os; os.mkdir(\".toolshed\")'",
+            "renamed to",
         )
-        .await
-        .unwrap();
-    let id = started.structured.unwrap()["job_id"].as_u64().unwrap();
-    let mut seen = String::new();
-    for _ in 0..100 {
-        let out = fx
-            .call(
-                Policy::full(),
-                "job_output",
-                serde_json::json!({"job_id": id}),
-            )
-            .await
-            .unwrap();
-        seen.push_str(&out.joined_text());
-        if seen.contains("renamed to") {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+        .await;
     assert!(seen.contains("renamed to"), "{seen}");
     assert!(!fx.path(".toolshed").exists());
 }
@@ -460,31 +442,13 @@ async fn a_command_that_remakes_a_protected_path_is_stopped() {
     assert!(!fx.path("fg-done").exists());
     assert!(!fx.path("toolshed.toml").exists());
 
-    let started = fx
-        .call(
+    let seen = fx
+        .job_until(
             Policy::full(),
-            "shell",
-            serde_json::json!({"command": script(".toolshed", "bg-done"), "background": true}),
+            &script(".toolshed", "bg-done"),
+            "was stopped",
         )
-        .await
-        .unwrap();
-    let id = started.structured.unwrap()["job_id"].as_u64().unwrap();
-    let mut seen = String::new();
-    for _ in 0..100 {
-        let out = fx
-            .call(
-                Policy::full(),
-                "job_output",
-                serde_json::json!({"job_id": id}),
-            )
-            .await
-            .unwrap();
-        seen.push_str(&out.joined_text());
-        if seen.contains("was stopped") {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+        .await;
     assert!(seen.contains("was stopped"), "{seen}");
     tokio::time::sleep(std::time::Duration::from_millis(3500)).await;
     assert!(!fx.path("bg-done").exists(), "{seen}");
