@@ -328,8 +328,17 @@ impl Rule {
         // An access kind in the tool position applies to every tool that touches the subject
         // that way, so `write(secrets/**)` also covers file_edit, patch_apply and the rest.
         let by_kind = match self.tool.as_str() {
-            "read" => Some(matches!(access, Access::Read(_))),
-            "write" => Some(matches!(access, Access::Write(_) | Access::Delete { .. })),
+            // State (memories, schedules, the scratchpad) is read and written too, by its
+            // store's name: `read(memory)` holds for memory_recall and memory_list alike
+            // (round 18: the kind rule the start-up warning named held for neither).
+            "read" => Some(matches!(
+                access,
+                Access::Read(_) | Access::State { write: false, .. }
+            )),
+            "write" => Some(matches!(
+                access,
+                Access::Write(_) | Access::Delete { .. } | Access::State { write: true, .. }
+            )),
             "delete" => Some(matches!(access, Access::Delete { .. })),
             "execute" => Some(matches!(access, Access::Execute { .. })),
             "network" => Some(matches!(access, Access::Network { .. })),

@@ -42,9 +42,10 @@ pub(crate) struct Guard {
     /// one (`sub/.git` made by opaque code) is git's own files too, unless the command was
     /// allowed to write repositories.
     roots: Vec<(PathBuf, Vec<PathBuf>)>,
-    /// Whether the command runs code the analysis cannot see into: its last check then looks
-    /// for new repositories through the whole tree, not the first [`NESTED_GIT_DIRS`]
-    /// directories (round 16: `git init aa/d0005/r` beyond them, by python3, went unseen).
+    /// Whether the command runs code the analysis cannot see into, or writes: its last check
+    /// then looks for new repositories through the whole tree, not the first
+    /// [`NESTED_GIT_DIRS`] directories (round 16: `git init aa/d0005/r` beyond them, by
+    /// python3, went unseen).
     thorough: bool,
     /// When the command started, less two seconds (the kernel stamps inodes with a coarse
     /// clock, and some filesystems round to two seconds): a repository is new if its `.git`
@@ -308,11 +309,22 @@ fn nested_git_within(
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
+        // A directory shaped like git's own (`HEAD` with `objects/` and `refs/`, or with
+        // `commondir`) is a repository to git whatever its name: its `HEAD` stands for it.
+        let (mut head, mut objects, mut refs, mut common) = (false, false, false, false);
+        let mut below = Vec::new();
         for entry in entries.flatten() {
             let name = entry.file_name();
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
+            match name.as_encoded_bytes() {
+                b"HEAD" => head |= kind.is_file(),
+                b"objects" => objects |= kind.is_dir(),
+                b"refs" => refs |= kind.is_dir(),
+                b"commondir" => common |= kind.is_file(),
+                _ => {}
+            }
             if name.as_encoded_bytes().eq_ignore_ascii_case(b".git") {
                 if depth > 0 {
                     found.push(entry.path());
@@ -320,9 +332,21 @@ fn nested_git_within(
                 continue;
             }
             if kind.is_dir() && depth < max_depth {
-                queue.push_back((entry.path(), depth + 1));
+                below.push(entry.path());
             }
         }
+        if head && ((objects && refs) || common) {
+            // What makes it one, and what runs programs: read-only in the view when it was
+            // there before, renamed aside when the command made it.
+            for part in ["HEAD", "config", "hooks", "commondir"] {
+                let p = dir.join(part);
+                if std::fs::symlink_metadata(&p).is_ok() {
+                    found.push(p);
+                }
+            }
+            continue;
+        }
+        queue.extend(below.into_iter().map(|p| (p, depth + 1)));
     }
     (found, true)
 }
@@ -849,7 +873,7 @@ pub(crate) fn plan(
         &sandbox.protected,
         writable.iter().map(|r| (r.clone(), nested_in(r))).collect(),
         git_allowed,
-        !analysis.opaque_programs().is_empty(),
+        !analysis.opaque_programs().is_empty() || !analysis.targets.is_empty(),
     );
     Ok(Plan {
         analysis,

@@ -438,3 +438,79 @@ fn the_same_job_is_named_both_ways() {
     }
     assert!(pairs >= 14, "{pairs}");
 }
+
+/// No tool makes a directory that git would take for a repository (`HEAD` with `objects/` and
+/// `refs/`, or with `commondir`), whatever its name: git runs programs from its config when
+/// the user's git next works there (round 18: four `file_write` calls planted one in `src/`).
+/// Each row is a write that would complete (or write into) such a directory, beside a twin
+/// that does not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_tool_makes_a_directory_shaped_like_git() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    for d in [
+        "a/objects",
+        "a/refs",
+        "b/refs",
+        "c/objects",
+        "c/refs",
+        "objects",
+        "refs",
+    ] {
+        std::fs::create_dir_all(ws.join(d)).unwrap();
+    }
+    std::fs::write(ws.join("b/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(ws.join("c/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::create_dir_all(ws.join("d")).unwrap();
+    std::fs::write(ws.join("d/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let c = config("[policy]\nautonomy = \"full\"\n", &dir.path().join("data"));
+    let ctx = ToolContext::new(
+        Workspace::local(&ws).unwrap(),
+        Arc::new(c.policy().unwrap()),
+        Arc::new(Limits::default()),
+    );
+    let stack = Stack::new(toolshed_cli::registry_for(&c, None).unwrap());
+    let write = |path: &str| json!({"path": path, "content": "ref: refs/heads/main\n"});
+    let rows: Vec<(&str, Value, Value)> = vec![
+        // HEAD into a directory with objects/ and refs/; twin: one without objects/.
+        ("file_write", write("a/HEAD"), write("b/HEAD.txt")),
+        // objects/ beside HEAD and refs/; twin: beside refs/ alone.
+        (
+            "make_dir",
+            json!({"path": "b/objects"}),
+            json!({"path": "a/objects/x"}),
+        ),
+        // config into a finished one; twin: config where there is no HEAD.
+        (
+            "file_write",
+            json!({"path": "c/config", "content": "[core]\n"}),
+            json!({"path": "a/config", "content": "[core]\n"}),
+        ),
+        // commondir beside HEAD; twin: beside nothing.
+        (
+            "file_write",
+            json!({"path": "d/commondir", "content": "../.git\n"}),
+            json!({"path": "e/commondir", "content": "../.git\n"}),
+        ),
+        // The workspace root itself; twin: a file named like it elsewhere.
+        ("file_write", write("HEAD"), write("notes/HEAD")),
+        (
+            "file_append",
+            json!({"path": "c/hooks/pre-commit", "content": "x"}),
+            json!({"path": "notes/hooks", "content": "x"}),
+        ),
+    ];
+    for (tool, attack, twin) in rows {
+        assert_eq!(
+            denied(&stack, &ctx, tool, &attack).await,
+            None,
+            "{tool} {attack} was let through"
+        );
+        assert!(
+            denied(&stack, &ctx, tool, &twin).await.is_some(),
+            "{tool} {twin} was refused"
+        );
+    }
+    assert!(!ws.join("a/HEAD").exists());
+    assert!(!ws.join("c/config").exists());
+}

@@ -526,6 +526,46 @@ impl Workspace {
         }
     }
 
+    /// The directory that is, or that writing `path` would make, a git directory by its shape
+    /// (`HEAD` with `objects/` and `refs/`, or `HEAD` with `commondir`), at or above `path`'s
+    /// parent. git takes such a directory for a repository (a bare one, or the one it is in)
+    /// before any `.git` above it, and runs programs from its `config` (`core.fsmonitor`) when
+    /// the user's git next works there (round 18: `src/HEAD`, `src/objects/`, `src/refs/` and a
+    /// `src/config` written by `file_write` ran a command on the user's `git status` in
+    /// `src/`). An entry the write would create counts as there. `None` for roots that are not
+    /// on the local disk.
+    pub fn git_dir_at(&self, path: &WsPath) -> Option<WsPath> {
+        // Only a directory on the machine's disk is one the user's git works in (and only
+        // there is a look at it cheap enough for the caller's task).
+        self.backend.local_dir(path.root())?;
+        let names: Vec<&str> = path.rel().split('/').filter(|c| !c.is_empty()).collect();
+        for k in 0..names.len() {
+            let dir = path.with_rel(names[..k].join("/"));
+            let next = names[k];
+            let there = |name: &str, want_dir: bool| {
+                if next == name {
+                    return true;
+                }
+                dir.join(name)
+                    .ok()
+                    .and_then(|p| self.backend.metadata(&p).ok())
+                    .is_some_and(|m| {
+                        if want_dir {
+                            m.kind == FileKind::Dir
+                        } else {
+                            m.kind == FileKind::File
+                        }
+                    })
+            };
+            if there("HEAD", false)
+                && ((there("objects", true) && there("refs", true)) || there("commondir", false))
+            {
+                return Some(dir);
+            }
+        }
+        None
+    }
+
     /// What reading `path` touches: `path` itself, and the file it links to, if it is a link
     /// (see [`Workspace::read_target`]).
     pub fn read_accesses(&self, path: &WsPath) -> Vec<crate::policy::Access> {

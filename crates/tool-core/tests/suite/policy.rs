@@ -944,6 +944,57 @@ fn rows(ws: &Workspace) -> Vec<Row> {
             vec![exec("rm -rf /", &["rm"], Risk::High), read(ws, "a")],
             Deny,
         ),
+        // Round 18: kinds hold for state by its store's name, for every tool that reads or
+        // writes it.
+        (
+            "read(memory) refuses a memory read",
+            with_rule(full(), "read(memory)", Deny),
+            "memory_list",
+            vec![state(false)],
+            Deny,
+        ),
+        (
+            "read(memory) refuses a recall too",
+            with_rule(full(), "read(memory)", Deny),
+            "memory_recall",
+            vec![state(false)],
+            Deny,
+        ),
+        (
+            "read(memory) asks",
+            with_rule(full(), "read(memory)", Ask),
+            "memory_list",
+            vec![state(false)],
+            Ask,
+        ),
+        (
+            "read(memory) leaves a memory write alone",
+            with_rule(full(), "read(memory)", Deny),
+            "memory_store",
+            vec![state(true)],
+            Allow,
+        ),
+        (
+            "write(memory) refuses a memory write",
+            with_rule(full(), "write(memory)", Deny),
+            "memory_forget",
+            vec![state(true)],
+            Deny,
+        ),
+        (
+            "read(cron) leaves memory alone",
+            with_rule(full(), "read(cron)", Deny),
+            "memory_list",
+            vec![state(false)],
+            Allow,
+        ),
+        (
+            "read(secrets/**) leaves memory alone",
+            with_rule(full(), "read(secrets/**)", Deny),
+            "memory_list",
+            vec![state(false)],
+            Allow,
+        ),
     ]
 }
 

@@ -466,6 +466,38 @@ async fn a_command_that_remakes_a_protected_path_is_stopped() {
     assert!(fx.path("twin-done").exists());
 }
 
+/// A directory that a command makes look like git's own (`HEAD` with `objects/` and `refs/`)
+/// is a repository to the user's git whatever its name, and its config runs programs there:
+/// its `HEAD` and `config` are renamed aside when the command ends, in a directory the user
+/// works in and at the workspace root (round 18: `mkdir -p src/objects src/refs/heads` and a
+/// `printf` into `src/HEAD` and `src/config` ran a command on the user's `git status`).
+/// Twin: `objects/` and `refs/` beside a file with another name stay.
+#[tokio::test]
+async fn a_directory_made_to_look_like_git_is_defused() {
+    let fx = Fixture::new();
+    std::fs::create_dir_all(fx.path("src")).unwrap();
+    for (dir, twin) in [("src", false), (".", false), ("docs", true)] {
+        let head = if twin { "HEAD.md" } else { "HEAD" };
+        let command = format!(
+            "mkdir -p {dir}/objects {dir}/refs/heads && printf 'ref: refs/heads/main\\n' > {dir}/{head} && printf '[core]\\n\\tfsmonitor = touch PWN\\n' > {dir}/config"
+        );
+        let out = fx.sh(Policy::full(), &command).await;
+        let t = match &out {
+            Ok(o) => o.joined_text(),
+            Err(e) => e.to_string(),
+        };
+        let head_path = fx.path(&format!("{dir}/{head}"));
+        if twin {
+            assert!(head_path.exists(), "{dir}: {t}");
+            assert!(fx.path(&format!("{dir}/config")).exists(), "{dir}: {t}");
+            assert!(!t.contains("protected"), "{dir}: {t}");
+        } else {
+            assert!(!head_path.exists(), "{dir}: {t}");
+            assert!(!fx.path(&format!("{dir}/config")).exists(), "{dir}: {t}");
+        }
+    }
+}
+
 /// A denied program is masked where the view shows it, and a denied program that lives where
 /// the view does not reach (the hidden $HOME) does not stop other commands from starting.
 #[tokio::test]
