@@ -287,20 +287,23 @@ impl Stack {
         prepared.accesses.extend(targets);
         trace.accesses = prepared.accesses.iter().map(ToString::to_string).collect();
 
-        // No tool makes a directory that git would take for a repository of its own.
+        // No tool makes a directory that git would take for a repository of its own, with
+        // one write or several (a patch). (Inside `.git` the policy's own refusal speaks.)
         if !ctx.policy.allow_git_internals {
-            for access in &prepared.accesses {
-                // (Inside `.git` the policy's own refusal speaks.)
-                if let Access::Write(path) = access
-                    && !path.is_git_internal()
-                    && let Some(dir) = ctx.workspace.git_dir_at(path)
-                {
-                    trace.decision = Some(Decision::Deny);
-                    let shown = if dir.rel().is_empty() { "." } else { dir.rel() };
-                    return Err(ToolError::Denied(format!(
-                        "`{name}` would write {path} in `{shown}`, which is (or would then be) shaped like git's own directory (`HEAD` with `objects/` and `refs/`, or with `commondir`): git takes such a directory for a repository and runs programs from its config when the user's git next works there. Do not retry it; choose another directory, or use git_operations `init` for a real repository."
-                    )));
-                }
+            let writes: Vec<&crate::workspace::WsPath> = prepared
+                .accesses
+                .iter()
+                .filter_map(|a| match a {
+                    Access::Write(p) if !p.is_git_internal() => Some(p),
+                    _ => None,
+                })
+                .collect();
+            if let Some(dir) = ctx.workspace.git_dir_among(&writes) {
+                trace.decision = Some(Decision::Deny);
+                let shown = if dir.rel().is_empty() { "." } else { dir.rel() };
+                return Err(ToolError::Denied(format!(
+                    "`{name}` would write in `{shown}`, which is (or would then be) shaped like git's own directory (`HEAD` with `objects` and `refs`, or with `commondir`): git takes such a directory for a repository and runs programs from its config when the user's git next works there. Do not retry it; choose another directory, or use git_operations `init` for a real repository."
+                )));
             }
         }
 

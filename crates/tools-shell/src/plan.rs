@@ -242,7 +242,14 @@ impl Guard {
                 // One found now but not at the start may have been there all along, beyond
                 // the first walk's reach (or pushed into it): only one whose `.git` changed
                 // since the command started is its.
-                if !before.contains(&repo) && changed_since(&repo, self.since) {
+                // A directory that became git-shaped now may have got its `HEAD` long ago:
+                // the directory's own change (an entry added) counts too.
+                let is_dot_git = repo
+                    .file_name()
+                    .is_some_and(|n| n.as_encoded_bytes().eq_ignore_ascii_case(b".git"));
+                let changed = changed_since(&repo, self.since)
+                    || (!is_dot_git && repo.parent().is_some_and(|d| changed_since(d, self.since)));
+                if !before.contains(&repo) && changed {
                     notes.push(quarantine(&repo, "created"));
                     self.record(&repo);
                 }
@@ -309,8 +316,8 @@ fn nested_git_within(
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
-        // A directory shaped like git's own (`HEAD` with `objects/` and `refs/`, or with
-        // `commondir`) is a repository to git whatever its name: its `HEAD` stands for it.
+        // A directory shaped like git's own (`HEAD` with `objects` and `refs`, or with
+        // `commondir`) is a repository to git whatever its name.
         let (mut head, mut objects, mut refs, mut common) = (false, false, false, false);
         let mut below = Vec::new();
         for entry in entries.flatten() {
@@ -318,11 +325,13 @@ fn nested_git_within(
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
+            // Of any kind: git accepts executable files and links for `objects` and `refs`
+            // (round 19).
             match name.as_encoded_bytes() {
-                b"HEAD" => head |= kind.is_file(),
-                b"objects" => objects |= kind.is_dir(),
-                b"refs" => refs |= kind.is_dir(),
-                b"commondir" => common |= kind.is_file(),
+                b"HEAD" => head = true,
+                b"objects" => objects = true,
+                b"refs" => refs = true,
+                b"commondir" => common = true,
                 _ => {}
             }
             if name.as_encoded_bytes().eq_ignore_ascii_case(b".git") {

@@ -463,6 +463,13 @@ async fn no_tool_makes_a_directory_shaped_like_git() {
     std::fs::write(ws.join("c/HEAD"), "ref: refs/heads/main\n").unwrap();
     std::fs::create_dir_all(ws.join("d")).unwrap();
     std::fs::write(ws.join("d/HEAD"), "ref: refs/heads/main\n").unwrap();
+    // `objects` and `refs` as an executable file and as links out (round 19).
+    std::fs::create_dir_all(ws.join("f")).unwrap();
+    std::fs::write(ws.join("f/objects"), "#!/bin/sh\n").unwrap();
+    std::fs::write(ws.join("f/refs"), "#!/bin/sh\n").unwrap();
+    std::fs::create_dir_all(ws.join("g")).unwrap();
+    std::os::unix::fs::symlink("/usr", ws.join("g/objects")).unwrap();
+    std::os::unix::fs::symlink("/usr", ws.join("g/refs")).unwrap();
     let c = config("[policy]\nautonomy = \"full\"\n", &dir.path().join("data"));
     let ctx = ToolContext::new(
         Workspace::local(&ws).unwrap(),
@@ -499,6 +506,19 @@ async fn no_tool_makes_a_directory_shaped_like_git() {
             json!({"path": "c/hooks/pre-commit", "content": "x"}),
             json!({"path": "notes/hooks", "content": "x"}),
         ),
+        ("file_write", write("f/HEAD"), write("f/HEAD.txt")),
+        ("file_write", write("g/HEAD"), write("g/README")),
+        // One patch that makes the whole shape; twin: the same files under other names.
+        (
+            "patch_apply",
+            json!({"patch": "--- /dev/null\n+++ b/p/HEAD\n@@ -0,0 +1 @@\n+ref: refs/heads/main\n--- /dev/null\n+++ b/p/objects/k\n@@ -0,0 +1 @@\n+x\n--- /dev/null\n+++ b/p/refs/heads/k\n@@ -0,0 +1 @@\n+x\n--- /dev/null\n+++ b/p/config\n@@ -0,0 +1 @@\n+[core]\n"}),
+            json!({"patch": "--- /dev/null\n+++ b/q/HEAD.md\n@@ -0,0 +1 @@\n+ref: refs/heads/main\n--- /dev/null\n+++ b/q/objects/k\n@@ -0,0 +1 @@\n+x\n--- /dev/null\n+++ b/q/refs/heads/k\n@@ -0,0 +1 @@\n+x\n"}),
+        ),
+        (
+            "patch_apply",
+            json!({"patch": "--- /dev/null\n+++ b/s/HEAD\n@@ -0,0 +1 @@\n+ref: refs/heads/main\n--- /dev/null\n+++ b/s/commondir\n@@ -0,0 +1 @@\n+../r\n"}),
+            json!({"patch": "--- /dev/null\n+++ b/t/HEAD\n@@ -0,0 +1 @@\n+ref: refs/heads/main\n"}),
+        ),
     ];
     for (tool, attack, twin) in rows {
         assert_eq!(
@@ -513,4 +533,5 @@ async fn no_tool_makes_a_directory_shaped_like_git() {
     }
     assert!(!ws.join("a/HEAD").exists());
     assert!(!ws.join("c/config").exists());
+    assert!(!ws.join("p/HEAD").exists() && !ws.join("s/commondir").exists());
 }

@@ -526,44 +526,61 @@ impl Workspace {
         }
     }
 
-    /// The directory that is, or that writing `path` would make, a git directory by its shape
-    /// (`HEAD` with `objects/` and `refs/`, or `HEAD` with `commondir`), at or above `path`'s
+    /// The directory that is, or that writing `paths` would make, a git directory by its shape
+    /// (`HEAD` with `objects` and `refs`, or `HEAD` with `commondir`, each of any kind: git
+    /// accepts executable files and links for `objects` and `refs`), at or above a path's
     /// parent. git takes such a directory for a repository (a bare one, or the one it is in)
     /// before any `.git` above it, and runs programs from its `config` (`core.fsmonitor`) when
     /// the user's git next works there (round 18: `src/HEAD`, `src/objects/`, `src/refs/` and a
     /// `src/config` written by `file_write` ran a command on the user's `git status` in
-    /// `src/`). An entry the write would create counts as there. `None` for roots that are not
-    /// on the local disk.
-    pub fn git_dir_at(&self, path: &WsPath) -> Option<WsPath> {
-        // Only a directory on the machine's disk is one the user's git works in (and only
-        // there is a look at it cheap enough for the caller's task).
-        self.backend.local_dir(path.root())?;
-        let names: Vec<&str> = path.rel().split('/').filter(|c| !c.is_empty()).collect();
-        for k in 0..names.len() {
-            let dir = path.with_rel(names[..k].join("/"));
-            let next = names[k];
-            let there = |name: &str, want_dir: bool| {
-                if next == name {
-                    return true;
-                }
-                dir.join(name)
-                    .ok()
-                    .and_then(|p| self.backend.metadata(&p).ok())
-                    .is_some_and(|m| {
-                        if want_dir {
-                            m.kind == FileKind::Dir
-                        } else {
-                            m.kind == FileKind::File
+    /// `src/`). An entry that any of `paths` creates counts as there (round 19: one patch made
+    /// all four). `None` for roots that are not on the local disk.
+    pub fn git_dir_among(&self, paths: &[&WsPath]) -> Option<WsPath> {
+        for path in paths {
+            // Only a directory on the machine's disk is one the user's git works in (and only
+            // there is a look at it cheap enough for the caller's task).
+            if self.backend.local_dir(path.root()).is_none() {
+                continue;
+            }
+            let names: Vec<&str> = path.rel().split('/').filter(|c| !c.is_empty()).collect();
+            for k in 0..names.len() {
+                let dir = path.with_rel(names[..k].join("/"));
+                // A directory that is not one here (a link out, a file, or not there yet but
+                // made by this call) is looked at only through what the call makes in it.
+                let real_dir = self
+                    .backend
+                    .metadata(&dir)
+                    .is_ok_and(|m| m.kind == FileKind::Dir);
+                let there = |name: &str| {
+                    let Ok(entry) = dir.join(name) else {
+                        return false;
+                    };
+                    let made = paths.iter().any(|p| {
+                        p.root() == entry.root()
+                            && (p.rel() == entry.rel()
+                                || p.rel().starts_with(&format!("{}/", entry.rel())))
+                    });
+                    // An entry that cannot be looked at (a link out) counts as there.
+                    made || real_dir
+                        && match self.backend.metadata(&entry) {
+                            Ok(_) => true,
+                            Err(e) => !matches!(
+                                e.kind(),
+                                io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+                            ),
                         }
-                    })
-            };
-            if there("HEAD", false)
-                && ((there("objects", true) && there("refs", true)) || there("commondir", false))
-            {
-                return Some(dir);
+                };
+                if there("HEAD") && ((there("objects") && there("refs")) || there("commondir")) {
+                    return Some(dir);
+                }
             }
         }
         None
+    }
+
+    /// [`Workspace::git_dir_among`] for one path.
+    pub fn git_dir_at(&self, path: &WsPath) -> Option<WsPath> {
+        self.git_dir_among(&[path])
     }
 
     /// What reading `path` touches: `path` itself, and the file it links to, if it is a link

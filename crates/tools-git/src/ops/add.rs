@@ -129,19 +129,30 @@ fn stage_paths(s: &Session, index: &mut git2::Index) -> Result<(), ToolError> {
                 git_error(e, "stage the files")
             }
         })?;
-    // Deleted and changed tracked files, filtered literally here rather than by libgit2's glob
-    // pathspecs.
-    let specs = s.specs.clone();
-    let mut only_ours = |path: &std::path::Path, _: &[u8]| -> i32 {
-        if matches_literal(&specs, &path.to_string_lossy()) {
-            0
-        } else {
-            1
-        }
-    };
-    index
-        .update_all(std::iter::empty::<&str>(), Some(&mut only_ours))
-        .map_err(|e| git_error(e, "stage the deletions"))?;
+    // Deleted tracked files, found through the status and filtered literally here, and
+    // removed by name. (Not `update_all` with a callback: git2 reads the matched pathspec,
+    // which libgit2 leaves null without one, and the process died of it: round 19, a
+    // deleted tracked file and `add ["b"]`.)
+    let mut options = git2::StatusOptions::new();
+    options
+        .include_untracked(false)
+        .include_ignored(false)
+        .exclude_submodules(true);
+    let statuses = s
+        .repo
+        .statuses(Some(&mut options))
+        .map_err(|e| git_error(e, "find the deleted files"))?;
+    let deleted: Vec<String> = statuses
+        .iter()
+        .filter(|e| e.status().contains(git2::Status::WT_DELETED))
+        .filter_map(|e| e.path().ok().map(str::to_owned))
+        .filter(|p| matches_literal(&s.specs, p))
+        .collect();
+    for path in deleted {
+        index
+            .remove_path(std::path::Path::new(&path))
+            .map_err(|e| git_error(e, "stage the deletions"))?;
+    }
     Ok(())
 }
 

@@ -140,7 +140,24 @@ impl Session {
 
     /// Refuses a working-tree change that would touch a protected path, naming it.
     pub(crate) fn refuse_protected(&self, what: &str, paths: &[String]) -> Result<(), ToolError> {
-        let hits: Vec<String> = paths.iter().filter_map(|p| self.protected(p)).collect();
+        let mut hits: Vec<String> = paths.iter().filter_map(|p| self.protected(p)).collect();
+        // Files that together make a directory git's own by its shape (round 19: a branch
+        // whose tree held `q/HEAD`, `q/objects/`, `q/refs/` and a `q/config`).
+        if !self.policy.allow_git_internals {
+            let written: Vec<WsPath> = paths
+                .iter()
+                .filter_map(|rel| {
+                    rel.split('/')
+                        .try_fold(self.root.clone(), |p, part| p.join(part).ok())
+                })
+                .collect();
+            let refs: Vec<&WsPath> = written.iter().collect();
+            if let Some(dir) = self.ws.git_dir_among(&refs) {
+                hits.push(format!(
+                    "`{dir}`, which it would shape like git's own directory (`HEAD` with `objects` and `refs`, or with `commondir`), a repository to git whose config runs programs"
+                ));
+            }
+        }
         if hits.is_empty() {
             return Ok(());
         }

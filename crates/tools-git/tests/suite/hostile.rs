@@ -757,3 +757,30 @@ async fn add_skips_files_the_read_rules_keep() {
         }
     }
 }
+
+/// A branch whose tree shapes a directory like git's own (`q/HEAD`, `q/objects/`, `q/refs/`
+/// and a `q/config` with `core.fsmonitor`) is not checked out: git takes `q` for a repository
+/// and runs its config when the user's git next works there (round 19). Nothing is changed.
+/// Twin: a branch with the same files under other names checks out.
+#[tokio::test]
+async fn checkout_does_not_shape_a_directory_like_git() {
+    let f = Fixture::repo();
+    for (branch, head) in [("evil", "HEAD"), ("fine", "HEAD.md")] {
+        f.git(&["checkout", "-q", "-b", branch, "main"]);
+        f.write(&format!("q/{head}"), "ref: refs/heads/main\n");
+        f.write("q/objects/k", "x\n");
+        f.write("q/refs/heads/k", "x\n");
+        f.write("q/config", "[core]\n\tfsmonitor = touch PWN\n");
+        f.git(&["add", "."]);
+        f.git(&["commit", "-q", "-m", branch]);
+        f.git(&["checkout", "-q", "main"]);
+        std::fs::remove_dir_all(f.path("q")).ok();
+    }
+    let e = f.err(r#"{"operation":"checkout","branch":"evil"}"#).await;
+    assert_eq!(e.kind(), tool_core::ErrorKind::Denied, "{e}");
+    assert!(e.to_string().contains("git's own directory"), "{e}");
+    assert!(!f.path("q").exists());
+    assert_eq!(f.git(&["rev-parse", "--abbrev-ref", "HEAD"]), "main\n");
+    f.ok(r#"{"operation":"checkout","branch":"fine"}"#).await;
+    assert!(f.path("q/HEAD.md").exists());
+}

@@ -399,6 +399,33 @@ async fn add_and_commit_interoperate_with_git() {
     git_fsck(&f);
 }
 
+/// Round 19: a deleted tracked file outside the paths, then `add` of a new file, killed the
+/// process (git2 read a null pathspec in libgit2's callback). The new file is staged and the
+/// deletion outside the paths is not; twin: `add ["."]` stages the deletion.
+#[tokio::test]
+async fn add_beside_a_deleted_file_outside_the_paths() {
+    let f = Fixture::repo();
+    std::fs::remove_file(f.path("docs/guide.md")).unwrap();
+    f.write("b", "new\n");
+    let out = f.output(r#"{"operation":"add","paths":["b"]}"#).await;
+    let text = out.joined_text();
+    assert!(text.contains("A  b"), "{text}");
+    assert_eq!(
+        lines(&f.git(&["status", "--short"])),
+        lines("A  b\n D docs/guide.md")
+    );
+    let out = f.output(r#"{"operation":"add","paths":["."]}"#).await;
+    assert!(
+        out.joined_text().contains("D  docs/guide.md"),
+        "{}",
+        out.joined_text()
+    );
+    assert_eq!(
+        lines(&f.git(&["status", "--short"])),
+        lines("A  b\nD  docs/guide.md")
+    );
+}
+
 fn git_fsck(f: &Fixture) {
     let out = git_command(f.root(), &["fsck", "--strict"])
         .output()

@@ -476,6 +476,7 @@ async fn a_command_that_remakes_a_protected_path_is_stopped() {
 async fn a_directory_made_to_look_like_git_is_defused() {
     let fx = Fixture::new();
     std::fs::create_dir_all(fx.path("src")).unwrap();
+    std::fs::create_dir_all(fx.path("e")).unwrap();
     for (dir, twin) in [("src", false), (".", false), ("docs", true)] {
         let head = if twin { "HEAD.md" } else { "HEAD" };
         let command = format!(
@@ -496,6 +497,33 @@ async fn a_directory_made_to_look_like_git_is_defused() {
             assert!(!fx.path(&format!("{dir}/config")).exists(), "{dir}: {t}");
         }
     }
+    // `objects` and `refs` as executable files, in one line (round 19).
+    let _ = fx
+        .sh(
+            Policy::full(),
+            "printf 'ref: refs/heads/main\\n' > e/HEAD; printf x > e/objects; printf x > e/refs; chmod +x e/objects e/refs",
+        )
+        .await;
+    assert!(!fx.path("e/HEAD").exists());
+    // `HEAD` and `config` first, then, later and opaquely, links out for `objects` and
+    // `refs`: the directory's own change counts (round 19).
+    std::fs::create_dir_all(fx.path("w")).unwrap();
+    fx.sh(
+        Policy::full(),
+        "printf 'ref: refs/heads/main\\n' > w/HEAD && printf '[core]\\n' > w/config",
+    )
+    .await
+    .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let out = fx
+        .sh(
+            Policy::full(),
+            "python3 -c \"import os; os.symlink('/usr', 'w/objects'); os.symlink('/usr', 'w/refs')\"",
+        )
+        .await
+        .unwrap();
+    assert!(!fx.path("w/HEAD").exists(), "{}", out.joined_text());
+    assert!(!fx.path("w/config").exists(), "{}", out.joined_text());
 }
 
 /// A denied program is masked where the view shows it, and a denied program that lives where
