@@ -526,6 +526,34 @@ async fn a_directory_made_to_look_like_git_is_defused() {
     assert!(!fx.path("w/config").exists(), "{}", out.joined_text());
 }
 
+/// While read rules hold, a nested repository's `.git` is hidden however far down it is (round
+/// 20: one beyond the first 1,024 directories was visible, and a hard link to its config made
+/// it writable). Twin: a file beside it reads.
+#[tokio::test]
+async fn nested_git_far_down_is_hidden_under_read_rules() {
+    if !super::kernel_has_user_namespaces() {
+        return;
+    }
+    use tool_core::policy::Decision;
+    let fx = Fixture::new();
+    for i in 0..1100 {
+        std::fs::create_dir_all(fx.path(&format!("nm/p{i:04}"))).unwrap();
+    }
+    std::fs::create_dir_all(fx.path("zz/sub/.git")).unwrap();
+    std::fs::write(fx.path("zz/sub/.git/config"), "GITCONFIG").unwrap();
+    std::fs::write(fx.path("zz/sub/readme"), "README").unwrap();
+    let policy = Policy::full()
+        .rule("read(secrets/**)", Decision::Deny)
+        .unwrap();
+    let out = fx
+        .sh(policy, "cat zz/sub/.git/config; cat zz/sub/readme")
+        .await
+        .unwrap();
+    let t = out.joined_text();
+    assert!(!t.contains("GITCONFIG"), "{t}");
+    assert!(t.contains("README"), "{t}");
+}
+
 /// A denied program is masked where the view shows it, and a denied program that lives where
 /// the view does not reach (the hidden $HOME) does not stop other commands from starting.
 #[tokio::test]

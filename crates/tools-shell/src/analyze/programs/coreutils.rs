@@ -422,12 +422,23 @@ impl Walker {
                 } else if let Some(last) = o.last() {
                     self.target(last, TargetKind::Write)?;
                 }
+                let n = o
+                    .len()
+                    .saturating_sub(if target_dir.is_some() { 0 } else { 1 });
                 if key == "mv" {
-                    let n = o
-                        .len()
-                        .saturating_sub(if target_dir.is_some() { 0 } else { 1 });
                     for src in &o[..n] {
                         self.target(src, TargetKind::Delete)?;
+                    }
+                }
+                // A hard link is the same file under a second name: a later write through the
+                // new name writes the source (round 20: `ln sub/.git/config cfg` then
+                // `cat evil >> cfg` planted a `core.fsmonitor`). The sources are written, so
+                // the rules on writes (and git's own files) hold for them.
+                let hard_link =
+                    (key == "ln" && !p.has('s', "symbolic")) || (key == "cp" && p.has('l', "link"));
+                if hard_link {
+                    for src in &o[..n] {
+                        self.target(src, TargetKind::Write)?;
                     }
                 }
             }
