@@ -196,6 +196,11 @@ const TABLE: &[(&str, Outcome, Outcome)] = &[
     ("ln -t . .git/config", Deny, Deny),
     ("cp -l .git/config cfg", Deny, Deny),
     ("cp --link .git/hooks/pre-commit x", Deny, Deny),
+    // Round 21: a hard-link copy of a tree that holds a repository.
+    ("cp -rl sub c5", Deny, Deny),
+    ("cp -al sub c5", Deny, Deny),
+    ("cp -R --link sub c5", Deny, Deny),
+    ("cp -r sub c5", Ask, Allow),
     ("ln -s f.txt cfg", Ask, Allow),
     ("cp f.txt cfg", Ask, Allow),
     ("echo x >> log.txt", Allow, Allow),

@@ -436,6 +436,15 @@ impl Walker {
                 // the rules on writes (and git's own files) hold for them.
                 let hard_link =
                     (key == "ln" && !p.has('s', "symbolic")) || (key == "cp" && p.has('l', "link"));
+                // A hard-link copy of a whole tree gives every file in it a second name, git's
+                // own files of a repository inside it too, which the rules cannot see by path
+                // (round 21: `cp -rl zz/sub zz/c5`, then a copied `.git/config` moved out and
+                // appended to, rewrote the real one). Refused: copy without `-l`.
+                if key == "cp" && hard_link && (recursive || p.has('a', "archive")) {
+                    return Err(Unknown(
+                        "`cp -l` over a directory tree gives every file in it a second name, a repository's own files included; copy without `-l` (or link single files with `ln`)".into(),
+                    ));
+                }
                 if hard_link {
                     for src in &o[..n] {
                         self.target(src, TargetKind::Write)?;
