@@ -178,8 +178,10 @@ fn render(event: AgentEvent) {
             ..
         } => writeln!(
             err,
-            "(retrying in {:.1} s, attempt {attempt}: {reason})",
-            after.as_secs_f64()
+            "(retrying in {:.1} s, attempt {attempt}: {})",
+            after.as_secs_f64(),
+            // The provider's words: shown escaped, as every error is (round 21).
+            toolshed_cli::visible(&reason, false)
         ),
         AgentEvent::SubagentStarted { depth, label } => {
             writeln!(

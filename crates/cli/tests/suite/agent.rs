@@ -762,4 +762,19 @@ async fn provider_errors_are_shown_escaped() {
         "{err}"
     );
     assert!(!err.contains('\x1b'), "{err:?}");
+
+    // Round 21: the notice of a retry carried the provider's words raw. Twin: the answer of
+    // the retried call is shown.
+    let llm = Llm::start(vec![
+        Step::Unavailable("down \x1b]0;PWNED\x07\x1b[31m".into()),
+        Turn::text("fine now"),
+    ])
+    .await;
+    let run = toolshed(&d, Wire::OpenAi, &llm, &[], "hello").await;
+    let err = run.stderr();
+    assert!(err.contains("(retrying in"), "{err}");
+    assert!(err.contains("down \\x1b]0;PWNED\\x07"), "{err}");
+    // (The log's own colours are escapes too; the provider's title and bell are not there.)
+    assert!(!err.contains("\x1b]0;") && !err.contains('\x07'), "{err:?}");
+    assert!(run.stdout().contains("fine now"), "{}", run.stdout());
 }

@@ -51,6 +51,8 @@ pub(crate) enum Step {
     Cut(Turn),
     /// HTTP 400 with this error message.
     BadRequest(String),
+    /// HTTP 500 with this error message (retried).
+    Unavailable(String),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -150,6 +152,12 @@ async fn handle(
             StatusCode::BAD_REQUEST,
             [(header::CONTENT_TYPE, "application/json")],
             json!({"error": {"message": message, "type": "invalid_request_error"}}).to_string(),
+        )
+            .into_response(),
+        Step::Unavailable(message) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            [(header::CONTENT_TYPE, "application/json")],
+            json!({"error": {"message": message, "type": "server_error"}}).to_string(),
         )
             .into_response(),
         Step::TooMany(secs) => (
