@@ -28,7 +28,7 @@ use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use tokio::io::AsyncReadExt;
@@ -393,6 +393,47 @@ pub struct Spawned {
     started: Instant,
     /// The child runs in the namespace view, whose PID namespace holds all it started.
     in_view: bool,
+    /// The view's mount namespace, held so that its teardown (unmounting every bind, which
+    /// waits for RCU grace periods) happens later, off the path of the result ([`later`]).
+    view_mounts: Option<std::os::fd::OwnedFd>,
+}
+
+/// Work that may wait: dropped or done on a thread of its own, in order, so the caller does not
+/// wait for it (the teardown of a view's mount namespace, the removal of a private `/tmp`).
+enum Later {
+    Close(#[allow(dead_code)] std::os::fd::OwnedFd),
+    Remove(PathBuf),
+}
+
+/// Hands `work` to the thread that does [`Later`] work (started on first use; where it cannot
+/// start, the work is done here and now).
+fn later(work: Later) {
+    use std::sync::mpsc::{Sender, channel};
+    static LATER: OnceLock<Option<Mutex<Sender<Later>>>> = OnceLock::new();
+    let sender = LATER.get_or_init(|| {
+        let (tx, rx) = channel::<Later>();
+        std::thread::Builder::new()
+            .name("toolshed-later".into())
+            .spawn(move || {
+                for work in rx {
+                    if let Later::Remove(dir) = work {
+                        let _ = std::fs::remove_dir_all(dir);
+                    }
+                }
+            })
+            .ok()
+            .map(|_| Mutex::new(tx))
+    });
+    let rest = match sender.as_ref().map(|s| s.lock()) {
+        Some(Ok(tx)) => match tx.send(work) {
+            Ok(()) => return,
+            Err(std::sync::mpsc::SendError(work)) => work,
+        },
+        _ => work,
+    };
+    if let Later::Remove(dir) = rest {
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }
 
 /// Makes this process non-dumpable (`PR_SET_DUMPABLE` 0), once: processes of the same user —
@@ -664,6 +705,13 @@ pub fn spawn(
         None => (None, None),
     };
     let pid = child.id();
+    // The child outside the namespaces is in the view's mount namespace until it exits.
+    let view_mounts = match pid {
+        Some(pid) if in_view => std::fs::File::open(format!("/proc/{pid}/ns/mnt"))
+            .ok()
+            .map(std::os::fd::OwnedFd::from),
+        _ => None,
+    };
     let contain = Containment::new(pid.map(|p| p as i32).unwrap_or(-1), marker, cgroup);
     let weak = Arc::downgrade(&contain);
     let tracker = tokio::spawn(async move {
@@ -694,12 +742,15 @@ pub fn spawn(
         let sink = Arc::clone(&sink);
         readers.push(tokio::spawn(async move {
             let mut stream = stream;
-            // A pipe holds 64 KiB: read it whole, so a flood costs few wake-ups.
-            let mut buf = vec![0u8; 64 * 1024];
+            // A pipe holds 64 KiB: read it whole, so a flood costs few wake-ups. The buffer is
+            // not zeroed first: while a sandboxed child's relay lives, every page this process
+            // writes is copied on write (with a TLB shootdown), so only what is read is written.
+            let mut buf = Vec::with_capacity(64 * 1024);
             loop {
-                match stream.read(&mut buf).await {
+                buf.clear();
+                match stream.read_buf(&mut buf).await {
                     Ok(0) | Err(_) => break,
-                    Ok(n) => sink(&buf[..n]),
+                    Ok(_) => sink(&buf),
                 }
             }
         }));
@@ -715,6 +766,7 @@ pub fn spawn(
         pid,
         started,
         in_view,
+        view_mounts,
     })
 }
 
@@ -804,8 +856,11 @@ impl Drop for Spawned {
         for r in &self.readers {
             r.abort();
         }
+        if let Some(mounts) = self.view_mounts.take() {
+            later(Later::Close(mounts));
+        }
         if let Some(tmp) = self.private_tmp.take() {
-            let _ = std::fs::remove_dir_all(tmp);
+            later(Later::Remove(tmp));
         }
     }
 }

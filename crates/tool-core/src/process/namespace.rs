@@ -10,12 +10,16 @@
 //! on the deny list are masked by `/dev/null` mounted over them. Everything else of the machine
 //! does not exist for the child.
 //!
-//! The namespaces are made in-process, in the forked child, with no helper program: `unshare`,
-//! the user-namespace id maps, a second fork (the new PID namespace applies to children only, so
-//! the grandchild is its init and runs the command, while the child waits for it and passes its
-//! exit status on), then the mounts and two `pivot_root`s, the way bubblewrap builds its root.
-//! All paths and map lines are prepared in the parent ([`prepare`]): between fork and exec only
-//! raw syscalls run, on memory allocated before the fork.
+//! The namespaces are made in-process, in the forked child, with no helper program: the child
+//! joins a user and a network namespace made once per process ([`shared`]; where that fails it
+//! makes its own with `unshare` and the id maps), unshares the mount, PID and IPC namespaces,
+//! and clones the new PID namespace's init, which shares its memory (so making it costs no copy
+//! of Toolshed's page tables). The init does the mounts and two `pivot_root`s, the way
+//! bubblewrap builds its root, then waits to be killed; the child forks the command (PID 2 of
+//! the namespace), waits for it, kills the init (which ends whatever else is left in the
+//! namespace) and exits as the command did. All paths and map lines are prepared in the parent
+//! ([`prepare`]): between fork and exec only raw syscalls run, on memory allocated before the
+//! fork.
 //!
 //! Inside the view the command keeps its path names (the workspace is mounted at the same
 //! absolute path), so output and error messages mean the same inside and out.
@@ -28,6 +32,48 @@ use std::path::{Path, PathBuf};
 const SYSTEM: &[&str] = &[
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
 ];
+
+/// The init's stack: [`Prepared::build`] and a few syscalls run on it.
+const INIT_STACK: usize = 64 * 1024;
+
+/// Memory for the init's stack, allocated before the fork; only the init writes it.
+#[derive(Debug)]
+struct Stack {
+    base: *mut u8,
+    len: usize,
+}
+
+// SAFETY: the memory is written only by the init, a process of its own (it shares the
+// memory of a post-fork child, never of Toolshed's threads).
+#[allow(unsafe_code)]
+unsafe impl Send for Stack {}
+// SAFETY: as above.
+#[allow(unsafe_code)]
+unsafe impl Sync for Stack {}
+
+impl Stack {
+    fn new(len: usize) -> Stack {
+        let base = Box::into_raw(vec![0u8; len].into_boxed_slice()).cast::<u8>();
+        Stack { base, len }
+    }
+
+    /// The highest 16-byte aligned address of the stack (it grows down).
+    fn top(&self) -> *mut libc::c_void {
+        ((self.base as usize + self.len) & !0xf) as *mut libc::c_void
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        // SAFETY: `base` and `len` are those of the boxed slice made in `new`.
+        #[allow(unsafe_code)]
+        unsafe {
+            drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
+                self.base, self.len,
+            )));
+        }
+    }
+}
 
 /// Device nodes bound into the view's `/dev`.
 const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom"];
@@ -86,10 +132,18 @@ pub(crate) struct Prepared {
     /// The process that spawns the command (Toolshed).
     parent: libc::pid_t,
     flags: libc::c_int,
+    /// The shared user namespace to join, and the shared network namespace when the run may
+    /// not use the network ([`shared`]); `None` makes both anew.
+    join: Option<(libc::c_int, Option<libc::c_int>)>,
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
     ops: Vec<Op>,
     cwd: CString,
+    /// The init's stack (see [`Prepared::enter`]).
+    init_stack: Stack,
+    /// The view's root (device, inode) as the init saw it when it was built: written by the
+    /// init, read by the command, in the memory they share.
+    root: (std::sync::atomic::AtomicU64, std::sync::atomic::AtomicU64),
 }
 
 fn cstr(p: impl AsRef<[u8]>) -> Result<CString, String> {
@@ -183,10 +237,13 @@ fn on_the_way(writable: &[(PathBuf, PathBuf)], path: &Path) -> Vec<(PathBuf, boo
 pub(crate) fn prepare(view: &View) -> Result<Prepared, String> {
     let uid = rustix::process::getuid().as_raw();
     let gid = rustix::process::getgid().as_raw();
-    let mut flags =
-        libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
-    if view.new_network {
-        flags |= libc::CLONE_NEWNET;
+    let mut flags = libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
+    let join = shared();
+    if join.is_none() {
+        flags |= libc::CLONE_NEWUSER;
+        if view.new_network {
+            flags |= libc::CLONE_NEWNET;
+        }
     }
     let mut ops = Vec::new();
     let mut made: Vec<PathBuf> = Vec::new();
@@ -402,10 +459,13 @@ pub(crate) fn prepare(view: &View) -> Result<Prepared, String> {
     Ok(Prepared {
         parent: rustix::process::getpid().as_raw_nonzero().get(),
         flags,
+        join: join.map(|s| (s.user, view.new_network.then_some(s.net))),
         uid_map: format!("{uid} {uid} 1\n").into_bytes(),
         gid_map: format!("{gid} {gid} 1\n").into_bytes(),
         ops,
         cwd: cstr(view.cwd.as_os_str().as_bytes())?,
+        init_stack: Stack::new(INIT_STACK),
+        root: Default::default(),
     })
 }
 
@@ -550,9 +610,9 @@ impl Prepared {
     /// Enters the namespaces and builds the view. Called in the forked child before exec; only
     /// makes raw syscalls on data prepared before the fork.
     ///
-    /// The calling process forks twice more: the great-grandchild returns from here and goes
-    /// on to exec the command as PID 2 of the new PID namespace; the child and the grandchild
-    /// (the namespace's init) never return: each waits for its child and exits with its status.
+    /// The calling process clones the namespace's init (which never returns: see
+    /// [`init_main`]) and forks the command, which returns from here and goes on to exec as
+    /// PID 2 of the new PID namespace; the calling process never returns ([`relay`]).
     pub(crate) fn enter(&self) -> std::io::Result<()> {
         // If Toolshed dies (even by SIGKILL, when nothing of it can clean up), this child dies,
         // then the init (which dies with this child), and with the init every process of the
@@ -563,40 +623,73 @@ impl Prepared {
             // Toolshed died before the line above took effect.
             return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
         }
-        sys!(libc::unshare(self.flags))?;
-        write_file(b"/proc/self/setgroups\0", b"deny")?;
-        write_file(b"/proc/self/uid_map\0", &self.uid_map)?;
-        write_file(b"/proc/self/gid_map\0", &self.gid_map)?;
-        // The init cannot die of a signal (PID 1 ignores even its own SIGKILL), so it tells
-        // the child through this pipe which signal ended the command, and the child dies of it.
-        let mut pipe: [libc::c_int; 2] = [-1, -1];
-        sys!(libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC))?;
-        // A raw clone, not fork(): no atfork handlers run in this post-fork child.
-        let pid = sys!(libc::syscall(
-            libc::SYS_clone,
-            libc::SIGCHLD as libc::c_long,
-            0,
-            0,
-            0,
-            0
-        ))?;
-        if pid != 0 {
-            relay(pid as libc::pid_t, Side::Outside { signal: pipe[0] });
+        match self.join {
+            Some((user, net)) => {
+                sys!(libc::setns(user, libc::CLONE_NEWUSER))?;
+                if let Some(net) = net {
+                    sys!(libc::setns(net, libc::CLONE_NEWNET))?;
+                }
+                sys!(libc::unshare(self.flags))?;
+            }
+            None => {
+                sys!(libc::unshare(self.flags))?;
+                write_file(b"/proc/self/setgroups\0", b"deny")?;
+                write_file(b"/proc/self/uid_map\0", &self.uid_map)?;
+                write_file(b"/proc/self/gid_map\0", &self.gid_map)?;
+            }
         }
-        // SAFETY: the read end belongs to the child.
+        // The init of the new PID namespace shares this process's memory (a clone with
+        // CLONE_VM, on a stack of its own): making it copies no page tables, and its exit
+        // frees none. It builds the view (a fresh /proc must be mounted from inside the new
+        // PID namespace), says so on this pipe, then only waits to be killed, reaping what is
+        // orphaned in the namespace meanwhile.
+        let mut ready: [libc::c_int; 2] = [-1, -1];
+        sys!(libc::pipe2(ready.as_mut_ptr(), libc::O_CLOEXEC))?;
+        let init_args = InitArgs {
+            view: self,
+            ready: ready[1],
+        };
+        let stack_top = self.init_stack.top();
+        // SAFETY: glibc's clone wrapper (a raw syscall, no atfork handlers) with a stack that
+        // lives as long as this process (it is never freed here: this process execs or
+        // exits); `init_args` outlives the init's use of it, which ends before it writes to
+        // the pipe read below.
+        #[allow(unsafe_code)]
+        let init = sys!(libc::clone(
+            init_main,
+            stack_top,
+            libc::CLONE_VM | libc::SIGCHLD,
+            (&init_args as *const InitArgs<'_>).cast_mut().cast(),
+        ))?;
+        // SAFETY: closing this side's copy of the write end.
         #[allow(unsafe_code)]
         unsafe {
-            libc::close(pipe[0]);
+            libc::close(ready[1]);
         }
-        // The grandchild, the init of the new PID namespace (where its parent is invisible and
-        // getppid() is 0): it dies with the child, whatever happens to it. (The child only
-        // dies before this point by a kill of the whole process group, which takes this one
-        // too.) It builds the view, then forks the command: a command that is not PID 1 keeps
-        // the usual signal semantics (`kill $$` works), and the init reaps whatever is
-        // orphaned until the command exits, then exits as it did — which ends every process
-        // left in the namespace.
-        sys!(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
-        self.build()?;
+        let mut code: i32 = 0;
+        // SAFETY: reading four bytes into a local.
+        #[allow(unsafe_code)]
+        let n = unsafe { libc::read(ready[0], (&mut code as *mut i32).cast(), 4) };
+        // SAFETY: closing the read end.
+        #[allow(unsafe_code)]
+        unsafe {
+            libc::close(ready[0]);
+        }
+        if n != 4 || code != 0 {
+            // SAFETY: the init is this process's child.
+            #[allow(unsafe_code)]
+            unsafe {
+                libc::kill(init, libc::SIGKILL);
+                libc::waitpid(init, std::ptr::null_mut(), 0);
+            }
+            return Err(std::io::Error::from_raw_os_error(if n == 4 {
+                code
+            } else {
+                libc::ECHILD
+            }));
+        }
+        // The command: PID 2 of the namespace (its parent, this process, is outside it), so it
+        // keeps the usual signal semantics (`kill $$` works).
         let pid = sys!(libc::syscall(
             libc::SYS_clone,
             libc::SIGCHLD as libc::c_long,
@@ -606,10 +699,22 @@ impl Prepared {
             0
         ))?;
         if pid != 0 {
-            relay(pid as libc::pid_t, Side::Init { signal: pipe[1] });
+            relay(pid as libc::pid_t, init);
         }
-        // The command: the write end closes at exec (O_CLOEXEC).
         sys!(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
+        // The pivots moved this process's root with the init's (pivot_root moves every root
+        // of the namespace that was the old one); the init wrote down the view's root, and a
+        // command whose root is anything else does not run.
+        let mut st: libc::stat = zeroed_stat();
+        sys!(libc::stat(c"/".as_ptr(), &mut st))?;
+        let (dev, ino) = (
+            self.root.0.load(std::sync::atomic::Ordering::SeqCst),
+            self.root.1.load(std::sync::atomic::Ordering::SeqCst),
+        );
+        if dev == 0 || st.st_dev != dev || st.st_ino != ino {
+            return Err(std::io::Error::from_raw_os_error(libc::EPERM));
+        }
+        sys!(libc::chdir(self.cwd.as_ptr()))?;
         drop_capabilities()
     }
 
@@ -746,68 +851,91 @@ impl Prepared {
             libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV,
             null(),
         )?;
-        sys!(libc::chdir(self.cwd.as_ptr())).map(|_| ())
+        let mut st: libc::stat = zeroed_stat();
+        sys!(libc::stat(c"/".as_ptr(), &mut st))?;
+        self.root
+            .1
+            .store(st.st_ino, std::sync::atomic::Ordering::SeqCst);
+        self.root
+            .0
+            .store(st.st_dev, std::sync::atomic::Ordering::SeqCst);
+        Ok(())
     }
 }
 
-/// Which of the two waiting processes runs [`relay`], with its end of the signal pipe.
-#[derive(Clone, Copy)]
-enum Side {
-    /// The child outside the namespace: reads the signal the init reports.
-    Outside { signal: libc::c_int },
-    /// The init: reports the signal that ended the command.
-    Init { signal: libc::c_int },
+/// A zeroed `struct stat`, for stat(2) to fill.
+fn zeroed_stat() -> libc::stat {
+    // SAFETY: `struct stat` is plain integers; all zeroes is a valid value.
+    #[allow(unsafe_code)]
+    unsafe {
+        std::mem::zeroed()
+    }
 }
 
-/// A process between Toolshed and the command (the child outside the namespace, the init
-/// inside): closes every other descriptor (so nothing waits on it, and the exec-error pipe
-/// closes when the command execs), reaps children until `pid` exits, and exits as it did.
-fn relay(pid: libc::pid_t, side: Side) -> ! {
-    let keep = match side {
-        Side::Outside { signal } | Side::Init { signal } => signal as libc::c_uint,
-    };
+/// What the init gets: the view to build and the pipe to report on.
+struct InitArgs<'a> {
+    view: &'a Prepared,
+    ready: libc::c_int,
+}
+
+/// The init of the view's PID namespace (see [`Prepared::enter`]): builds the view, reports 0
+/// or the errno on the pipe, then sleeps until it is killed. Orphans of the namespace are
+/// reaped by the kernel (SIGCHLD ignored).
+extern "C" fn init_main(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the `InitArgs` of `enter`, alive until the pipe is written; raw
+    // syscalls only afterwards.
+    #[allow(unsafe_code)]
+    unsafe {
+        let args = &*(arg as *const InitArgs<'_>);
+        let ready = args.ready;
+        let mut code: i32 = 0;
+        if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+            code = *libc::__errno_location();
+        } else if let Err(e) = args.view.build() {
+            code = e.raw_os_error().unwrap_or(libc::EIO);
+        }
+        libc::write(ready, (&code as *const i32).cast(), 4);
+        if code != 0 {
+            libc::_exit(1);
+        }
+        libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32);
+        libc::signal(libc::SIGCHLD, libc::SIG_IGN);
+        loop {
+            libc::pause();
+        }
+    }
+}
+
+/// The child outside the namespace once the command runs: closes every descriptor (so nothing
+/// waits on it, and the exec-error pipe closes when the command execs), waits for the command,
+/// then kills the init — which ends every process left in the namespace, and returns only
+/// once they are gone — and exits as the command did.
+fn relay(pid: libc::pid_t, init: libc::pid_t) -> ! {
     // SAFETY: raw syscalls only; this process never returns to Rust code that could allocate.
     #[allow(unsafe_code)]
     unsafe {
-        let closed = (keep == 0 || libc::syscall(libc::SYS_close_range, 0u32, keep - 1, 0u32) == 0)
-            && libc::syscall(libc::SYS_close_range, keep + 1, u32::MAX, 0u32) == 0;
-        if !closed {
+        if libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32) != 0 {
             for fd in 0..1024 {
-                if fd != keep as libc::c_int {
-                    libc::close(fd);
-                }
+                libc::close(fd);
             }
         }
         let mut status: libc::c_int = 0;
         loop {
-            let r = libc::waitpid(-1, &mut status, 0);
+            let r = libc::waitpid(pid, &mut status, 0);
             if r == pid {
                 break;
             }
             if r == -1 && *libc::__errno_location() != libc::EINTR {
+                libc::kill(init, libc::SIGKILL);
                 libc::_exit(127);
             }
         }
-        let mut sig = if libc::WIFSIGNALED(status) {
-            libc::WTERMSIG(status)
-        } else {
-            0
-        };
-        match side {
-            Side::Init { signal } => {
-                if sig != 0 {
-                    let byte = sig as u8;
-                    libc::write(signal, (&byte as *const u8).cast(), 1);
-                }
-            }
-            Side::Outside { signal } => {
-                let mut byte = 0u8;
-                if libc::read(signal, (&mut byte as *mut u8).cast(), 1) == 1 {
-                    sig = libc::c_int::from(byte);
-                }
-            }
-        }
-        if sig != 0 {
+        libc::kill(init, libc::SIGKILL);
+        while libc::waitpid(init, std::ptr::null_mut(), 0) == -1
+            && *libc::__errno_location() == libc::EINTR
+        {}
+        if libc::WIFSIGNALED(status) {
+            let sig = libc::WTERMSIG(status);
             libc::signal(sig, libc::SIG_DFL);
             let mut set: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut set);
@@ -895,4 +1023,117 @@ pub(crate) fn drop_capabilities() -> std::io::Result<()> {
         data.as_ptr()
     ))
     .map(|_| ())
+}
+
+/// The user namespace (our uid and gid mapped onto themselves) and the network namespace (no
+/// interface but a loopback that is down) that every view joins, made once per process.
+///
+/// Making a network namespace costs about half a millisecond, and tearing one down keeps a
+/// kernel worker busy after each command: joining one made once takes microseconds. The
+/// commands that share them share nothing else (each has its own mount, PID and IPC
+/// namespaces, and no capability in the user namespace once it runs): what two sandboxed
+/// commands can reach of each other through them is the loopback (down) and abstract Unix
+/// sockets, which only other sandboxed commands of the same Toolshed can see, never the host's.
+#[derive(Debug, Clone, Copy)]
+struct Shared {
+    user: libc::c_int,
+    net: libc::c_int,
+}
+
+/// [`Shared`], made on first use; `None` where it cannot be made (each view then makes its own).
+fn shared() -> Option<Shared> {
+    static SHARED: std::sync::OnceLock<Option<Shared>> = std::sync::OnceLock::new();
+    *SHARED.get_or_init(|| match make_shared() {
+        Ok(s) => Some(s),
+        Err(e) => {
+            tracing::debug!("no shared namespaces ({e}); each command makes its own");
+            None
+        }
+    })
+}
+
+/// Forks a child that makes the two namespaces and waits; opens them through its `/proc`
+/// entries (the descriptors keep them alive, close-on-exec); lets the child go.
+fn make_shared() -> std::io::Result<Shared> {
+    use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd};
+    let uid = rustix::process::getuid().as_raw();
+    let gid = rustix::process::getgid().as_raw();
+    let uid_map = format!("{uid} {uid} 1\n").into_bytes();
+    let gid_map = format!("{gid} {gid} 1\n").into_bytes();
+    let pair = || -> std::io::Result<(OwnedFd, OwnedFd)> {
+        let mut fds: [libc::c_int; 2] = [-1, -1];
+        sys!(libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC))?;
+        // SAFETY: pipe2 returned two new descriptors that nothing else owns.
+        #[allow(unsafe_code)]
+        Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    };
+    let (ready_r, ready_w) = pair()?;
+    let (release_r, release_w) = pair()?;
+    let parent = rustix::process::getpid().as_raw_nonzero().get();
+    // A raw clone, not fork(): no atfork handlers; the child makes raw syscalls on the data
+    // above and never returns.
+    let pid = sys!(libc::syscall(
+        libc::SYS_clone,
+        libc::SIGCHLD as libc::c_long,
+        0,
+        0,
+        0,
+        0
+    ))? as libc::pid_t;
+    if pid == 0 {
+        // SAFETY: raw syscalls only, on memory allocated before the clone.
+        #[allow(unsafe_code)]
+        unsafe {
+            // The parent's ends: the release pipe's write end must be closed here too, or
+            // the read below never ends.
+            libc::close(release_w.as_raw_fd());
+            libc::close(ready_r.as_raw_fd());
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+            let ok = libc::getppid() == parent
+                && libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNET) == 0
+                && write_file(b"/proc/self/setgroups\0", b"deny").is_ok()
+                && write_file(b"/proc/self/uid_map\0", &uid_map).is_ok()
+                && write_file(b"/proc/self/gid_map\0", &gid_map).is_ok();
+            let byte: u8 = if ok { b'y' } else { b'n' };
+            libc::write(ready_w.as_raw_fd(), (&byte as *const u8).cast(), 1);
+            let mut buf = 0u8;
+            libc::read(release_r.as_raw_fd(), (&mut buf as *mut u8).cast(), 1);
+            libc::_exit(0);
+        }
+    }
+    drop(ready_w);
+    drop(release_r);
+    let mut byte = 0u8;
+    let read = sys!(libc::read(
+        ready_r.as_raw_fd(),
+        (&mut byte as *mut u8).cast(),
+        1
+    ));
+    let open = |ns: &str| -> std::io::Result<OwnedFd> {
+        let path = CString::new(format!("/proc/{pid}/ns/{ns}"))
+            .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+        let fd = sys!(libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC))?;
+        // SAFETY: open returned a new descriptor that nothing else owns.
+        #[allow(unsafe_code)]
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    };
+    let result = match read {
+        Ok(1) if byte == b'y' => open("user").and_then(|user| Ok((user, open("net")?))),
+        Ok(_) => Err(std::io::Error::other(
+            "the child could not make a user and network namespace",
+        )),
+        Err(e) => Err(e),
+    };
+    drop(release_w);
+    let mut status = 0;
+    // SAFETY: reaping the child made above.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::waitpid(pid, &mut status, 0);
+    }
+    let (user, net) = result?;
+    Ok(Shared {
+        user: user.into_raw_fd(),
+        net: net.into_raw_fd(),
+    })
 }

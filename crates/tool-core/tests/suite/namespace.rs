@@ -675,3 +675,47 @@ async fn path_holds_no_directory_the_command_can_write() {
         "{out:?}"
     );
 }
+
+/// Runs share one user and one network namespace, made once per process (making a network
+/// namespace per command cost half a millisecond), and nothing else: each has its own mount,
+/// PID and IPC namespaces, and the shared ones are not the host's. The command is PID 2 of its
+/// namespace, and `kill $$` ends it as it would outside (its twin: an exit code passes on).
+#[tokio::test]
+async fn runs_share_only_the_user_and_network_namespaces() {
+    if !kernel_has_user_namespaces() {
+        return;
+    }
+    let fx = Fixture::new();
+    let script = "for n in user net mnt pid ipc; do printf '%s=%s\\n' $n \"$(readlink /proc/self/ns/$n)\"; done; echo self=$$";
+    let ns = |out: &ProcessOutput| -> std::collections::BTreeMap<String, String> {
+        out.output
+            .lines()
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    let first = ns(&sandboxed(&fx, view(&fx), script).await);
+    let second = ns(&sandboxed(&fx, view(&fx), script).await);
+    assert_eq!(first.len(), 6, "{first:?}");
+    for kind in ["user", "net"] {
+        let host = std::fs::read_link(format!("/proc/self/ns/{kind}"))
+            .unwrap()
+            .display()
+            .to_string();
+        assert_eq!(first[kind], second[kind], "{kind}: {first:?} {second:?}");
+        assert_ne!(first[kind], host, "{kind} is the host's");
+    }
+    for kind in ["mnt", "pid", "ipc"] {
+        assert_ne!(first[kind], second[kind], "{kind}: {first:?} {second:?}");
+    }
+    assert_eq!(
+        first["self"], "2",
+        "the command is PID 2 of its namespace: {first:?}"
+    );
+
+    let killed = sandboxed(&fx, view(&fx), "kill $$; echo survived").await;
+    assert_eq!(killed.signal, Some(15), "{killed:?}");
+    assert!(!killed.output.contains("survived"), "{killed:?}");
+    let exited = sandboxed(&fx, view(&fx), "exit 7").await;
+    assert_eq!(exited.exit_code, Some(7), "{exited:?}");
+}
