@@ -398,11 +398,10 @@ pub struct Spawned {
     view_mounts: Option<std::os::fd::OwnedFd>,
 }
 
-/// Work that may wait: dropped or done on a thread of its own, in order, so the caller does not
-/// wait for it (the teardown of a view's mount namespace, the removal of a private `/tmp`).
+/// Work that may wait: dropped on a thread of its own, so the caller does not wait for it (the
+/// teardown of a view's mount namespace).
 enum Later {
     Close(#[allow(dead_code)] std::os::fd::OwnedFd),
-    Remove(PathBuf),
 }
 
 /// Hands `work` to the thread that does [`Later`] work (started on first use; where it cannot
@@ -416,23 +415,15 @@ fn later(work: Later) {
             .name("toolshed-later".into())
             .spawn(move || {
                 for work in rx {
-                    if let Later::Remove(dir) = work {
-                        let _ = std::fs::remove_dir_all(dir);
-                    }
+                    drop(work);
                 }
             })
             .ok()
             .map(|_| Mutex::new(tx))
     });
-    let rest = match sender.as_ref().map(|s| s.lock()) {
-        Some(Ok(tx)) => match tx.send(work) {
-            Ok(()) => return,
-            Err(std::sync::mpsc::SendError(work)) => work,
-        },
-        _ => work,
-    };
-    if let Later::Remove(dir) = rest {
-        let _ = std::fs::remove_dir_all(dir);
+    if let Some(Ok(tx)) = sender.as_ref().map(|s| s.lock()) {
+        // Where the thread is gone, the work is dropped here, with the error.
+        let _ = tx.send(work);
     }
 }
 
@@ -859,8 +850,10 @@ impl Drop for Spawned {
         if let Some(mounts) = self.view_mounts.take() {
             later(Later::Close(mounts));
         }
+        // Removed here and now, not later: a process that exits right after the call (one
+        // `toolshed call`) would leave the run's files on the host (round 22a).
         if let Some(tmp) = self.private_tmp.take() {
-            later(Later::Remove(tmp));
+            let _ = std::fs::remove_dir_all(tmp);
         }
     }
 }

@@ -694,8 +694,13 @@ async fn runs_share_only_the_user_and_network_namespaces() {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
     };
-    let first = ns(&sandboxed(&fx, view(&fx), script).await);
-    let second = ns(&sandboxed(&fx, view(&fx), script).await);
+    // The two runs overlap: a namespace's number is reused once it is freed.
+    let script = format!("{script}; sleep 0.5");
+    let (first, second) = tokio::join!(
+        sandboxed(&fx, view(&fx), &script),
+        sandboxed(&fx, view(&fx), &script)
+    );
+    let (first, second) = (ns(&first), ns(&second));
     assert_eq!(first.len(), 6, "{first:?}");
     for kind in ["user", "net"] {
         let host = std::fs::read_link(format!("/proc/self/ns/{kind}"))
