@@ -477,6 +477,32 @@ fn close_inherited_on_exec() {
     }
 }
 
+/// Replaces the session keyring of a forked child with a new anonymous one, before it execs:
+/// one raw syscall. Kernels built without keys (`ENOSYS`) have no keyring to leak; any other
+/// failure stops the start, since the child would otherwise hold the login's keys.
+#[cfg(target_os = "linux")]
+fn join_fresh_session_keyring() -> std::io::Result<()> {
+    const KEYCTL_JOIN_SESSION_KEYRING: libc::c_long = 1;
+    // SAFETY: keyctl with a null name pointer reads no memory; it allocates nothing in this
+    // process and takes no userspace locks.
+    #[allow(unsafe_code)]
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_keyctl,
+            KEYCTL_JOIN_SESSION_KEYRING,
+            std::ptr::null::<libc::c_char>(),
+        )
+    };
+    if r >= 0 {
+        return Ok(());
+    }
+    let err = std::io::Error::last_os_error();
+    if err.raw_os_error() == Some(libc::ENOSYS) {
+        return Ok(());
+    }
+    Err(err)
+}
+
 /// The private temporary directory of a sandboxed child.
 fn make_private_tmp() -> Option<PathBuf> {
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -566,7 +592,9 @@ fn command(
         }
     }
     let fsize = spec.max_file_bytes;
-    // SAFETY: setsid and setrlimit are raw syscalls on stack data; no allocation, no locks.
+    let sandboxed = spec.sandbox.is_some();
+    // SAFETY: setsid, keyctl and setrlimit are raw syscalls on stack data; no allocation, no
+    // locks.
     #[allow(unsafe_code)]
     unsafe {
         cmd.pre_exec(move || {
@@ -575,6 +603,13 @@ fn command(
             // the leader of a new process group with its own pid, which is what the killer
             // signals.
             rustix::process::setsid()?;
+            // And a session keyring of its own: the one it would inherit is the login's (a
+            // Kerberos ticket, an ecryptfs key, ssh or gpg agents' secrets), readable through
+            // `@s` and writable for keys that outlive the command (round 22a).
+            #[cfg(target_os = "linux")]
+            if sandboxed {
+                join_fresh_session_keyring()?;
+            }
             // Descriptors above stderr that Toolshed inherited without close-on-exec (an IDE's
             // or MCP client's pipes, files its launcher opened) must not reach the command:
             // they would bypass every filesystem layer.
@@ -682,6 +717,16 @@ pub fn spawn(
     let mut child = result.map_err(|e| {
         if let Some(tmp) = &private_tmp {
             let _ = std::fs::remove_dir_all(tmp);
+        }
+        #[cfg(target_os = "linux")]
+        if spec.sandbox.is_some() && e.raw_os_error() == Some(libc::EDQUOT) {
+            // The one quota a start can hit: each sandboxed command's own session keyring.
+            return ToolError::Failed(format!(
+                "Could not start `{}`: this user's key quota is full (each sandboxed command \
+                 gets a keyring of its own); wait for other commands to end, or raise \
+                 /proc/sys/kernel/keys/maxkeys.",
+                spec.program.to_string_lossy()
+            ));
         }
         ToolError::Failed(format!(
             "Could not start `{}`: {e}; check that the program is installed and on PATH.",

@@ -724,3 +724,165 @@ async fn runs_share_only_the_user_and_network_namespaces() {
     let exited = sandboxed(&fx, view(&fx), "exit 7").await;
     assert_eq!(exited.exit_code, Some(7), "{exited:?}");
 }
+
+/// The session keyring of the host (a login's Kerberos ticket, an agent's secrets) is not the
+/// command's: with or without the namespace view, it can neither read a key there nor leave one
+/// that is still there after it ends (round 22a, S1 and S2). Twin: the command's own session
+/// keyring works, for a key it adds and reads back.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn the_host_session_keyring_is_not_the_commands() {
+    const KEYCTL_JOIN_SESSION_KEYRING: libc::c_long = 1;
+    const KEYCTL_SEARCH: libc::c_long = 10;
+    const KEY_SPEC_SESSION_KEYRING: libc::c_long = -3;
+    let fx = Fixture::new();
+    let tag = format!("toolshed-test-{}", std::process::id());
+    let ring = std::ffi::CString::new(format!("{tag}-ring")).unwrap();
+    let secret = std::ffi::CString::new(format!("{tag}-secret")).unwrap();
+    let planted = std::ffi::CString::new(format!("{tag}-planted")).unwrap();
+    let user = c"user";
+    // This thread (a current-thread runtime forks from it) joins a keyring of its own with one
+    // key in it, as a login session would.
+    // SAFETY: keyctl and add_key read the NUL-terminated strings and the buffer passed here.
+    #[allow(unsafe_code)]
+    let key = unsafe {
+        if libc::syscall(libc::SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, ring.as_ptr()) < 0 {
+            let err = std::io::Error::last_os_error();
+            assert_eq!(err.raw_os_error(), Some(libc::ENOSYS), "{err}");
+            eprintln!("skipped: this kernel has no keyrings");
+            return;
+        }
+        libc::syscall(
+            libc::SYS_add_key,
+            user.as_ptr(),
+            secret.as_ptr(),
+            b"hunter2".as_ptr(),
+            7usize,
+            KEY_SPEC_SESSION_KEYRING,
+        )
+    };
+    assert!(key > 0, "{}", std::io::Error::last_os_error());
+    let probe = |script: &str| {
+        format!(
+            "python3 -c '
+import ctypes
+c = ctypes.CDLL(None, use_errno=True)
+L = ctypes.c_long
+def keyctl(*a): return c.syscall(L({keyctl}), *[L(x) if isinstance(x, int) else x for x in a])
+def add(name, data): return c.syscall(L({add_key}), b\"user\", name.encode(), data, L(len(data)), L(-3))
+def read(k):
+    b = ctypes.create_string_buffer(64)
+    n = keyctl(11, k, b, 64)
+    return b.raw[:n] if n > 0 else None
+def search(name): return keyctl(10, -3, b\"user\", name.encode(), 0)
+{script}
+'",
+            keyctl = libc::SYS_keyctl,
+            add_key = libc::SYS_add_key,
+        )
+    };
+    let rows = [
+        Row {
+            what: "read the host's key by its number",
+            attack: probe(&format!(
+                "print(\"ESCAPED\" if read({key}) == b\"hunter2\" else \"refused\")"
+            )),
+            twin: probe(
+                "k = add(\"own\", b\"mine\"); print(\"OK\" if read(k) == b\"mine\" else \"no\")",
+            ),
+        },
+        Row {
+            what: "find the host's key in @s",
+            attack: probe(&format!(
+                "print(\"ESCAPED\" if search(\"{tag}-secret\") > 0 else \"refused\")"
+            )),
+            twin: probe(
+                "add(\"own\", b\"mine\"); print(\"OK\" if search(\"own\") > 0 else \"no\")",
+            ),
+        },
+        Row {
+            what: "plant a key in @s",
+            attack: probe(&format!("print(add(\"{tag}-planted\", b\"x\"))")),
+            twin: probe("print(\"OK\" if add(\"own\", b\"mine\") > 0 else \"no\")"),
+        },
+    ];
+    let mut plain = view(&fx);
+    plain.namespaces = false;
+    for sandbox in [view(&fx), plain] {
+        for row in &rows {
+            let out = sandboxed(&fx, sandbox.clone(), &row.attack).await;
+            assert!(!out.output.contains("ESCAPED"), "{}: {out:?}", row.what);
+            let out = sandboxed(&fx, sandbox.clone(), &row.twin).await;
+            assert!(out.output.contains("OK"), "twin of {}: {out:?}", row.what);
+        }
+        // SAFETY: as above.
+        #[allow(unsafe_code)]
+        let found = unsafe {
+            libc::syscall(
+                libc::SYS_keyctl,
+                KEYCTL_SEARCH,
+                KEY_SPEC_SESSION_KEYRING,
+                user.as_ptr(),
+                planted.as_ptr(),
+                0,
+            )
+        };
+        assert!(
+            found < 0,
+            "a key planted by the command is in the host's session keyring (namespaces: {})",
+            sandbox.namespaces
+        );
+    }
+}
+
+/// A run's private temporary directory is gone from the host when its result returns, with or
+/// without the view (round 22a, S3: removed later, a one-shot `toolshed call` exited first and
+/// left it behind). Twin: while the command runs, what it writes to its /tmp is there.
+#[tokio::test]
+async fn the_private_tmp_is_gone_when_the_result_returns() {
+    let fx = Fixture::new();
+    let mut plain = view(&fx);
+    plain.namespaces = false;
+    let held_by = |mark: &str| -> Vec<PathBuf> {
+        let prefix = format!("toolshed-run-{}-", std::process::id());
+        std::fs::read_dir(std::env::temp_dir())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+            .map(|e| e.path())
+            .filter(|dir| dir.join("tmp").join(mark).exists() || dir.join(mark).exists())
+            .collect()
+    };
+    for (n, sandbox) in [view(&fx), plain].into_iter().enumerate() {
+        let mark = format!("mark-{}-{n}", std::process::id());
+        let go = fx.root.join(format!("go-{n}"));
+        // While the command waits for `go`, its file is found through the host's temp dir:
+        // the check below can see what it looks for.
+        let script = format!(
+            "echo x > \"${{TMPDIR:-/tmp}}/{mark}\" || exit 1; \
+             for i in $(seq 500); do [ -e go-{n} ] && break; sleep 0.02; done; echo written"
+        );
+        let run = sandboxed(&fx, sandbox, &script);
+        let watch = async {
+            let mut seen = false;
+            for _ in 0..500 {
+                if !held_by(&mark).is_empty() {
+                    seen = true;
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            std::fs::write(&go, "").unwrap();
+            seen
+        };
+        let (out, seen) = tokio::join!(run, watch);
+        assert!(out.output.contains("written"), "{out:?}");
+        assert!(
+            seen,
+            "the command's file was never found under the host's temp dir"
+        );
+        let left = held_by(&mark);
+        assert!(left.is_empty(), "left on the host: {left:?}");
+    }
+}
